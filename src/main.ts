@@ -1,0 +1,102 @@
+import { readFileSync } from "node:fs";
+import { loadConfig, ConfigError, type Config } from "./config.js";
+import { createLogger } from "./platform/log.js";
+import { openDataSource, runMigrations, schemaDrift } from "./platform/db/data-source.js";
+import { loadCatalog, CatalogConfigError } from "./catalog/catalog-config.js";
+import { buildApp } from "./server.js";
+import { listenOnePort } from "./platform/http/one-port-server.js";
+
+// CLI and composition root: `svc serve | migrate | check-schema | help`.
+
+const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+const USAGE = `usage: svc <command>
+
+  serve          run migrations, then serve gRPC, Connect and REST on one port (PORT, default 8402)
+  migrate        run pending database migrations and exit
+  check-schema   exit 1 if the entities and the migrated schema differ (prints the SQL that would fix it)
+  help           this text
+
+Settings come from the environment; see README.md.`;
+
+async function serve(config: Config): Promise<void> {
+  const log = createLogger(config.logLevel);
+  const skus = loadCatalog(config.catalogFile);
+  const ds = await openDataSource(config.database);
+  const applied = await runMigrations(ds);
+  if (applied.length) log.info({ applied }, "migrations applied");
+  const app = buildApp({ config, log, ds, skus, version: VERSION });
+  const server = await listenOnePort(app.handler, config.port, config.host);
+  log.info({ url: server.url, database: config.database.kind, network: config.network.caip2 }, "svc listening (HTTP/1.1 + h2c: REST, Connect, gRPC, gRPC-Web)");
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    await server.close(config.shutdownGraceMs);
+    await ds.destroy();
+    log.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+async function migrate(config: Config): Promise<void> {
+  const ds = await openDataSource(config.database);
+  try {
+    const applied = await runMigrations(ds);
+    console.log(applied.length ? `applied: ${applied.join(", ")}` : "no pending migrations");
+  } finally {
+    await ds.destroy();
+  }
+}
+
+async function checkSchema(config: Config): Promise<number> {
+  const ds = await openDataSource(config.database);
+  try {
+    const drift = await schemaDrift(ds);
+    if (!drift.length) {
+      console.log("schema matches the entities");
+      return 0;
+    }
+    console.log(`schema drift (${drift.length} statements):\n${drift.join(";\n")}`);
+    return 1;
+  } finally {
+    await ds.destroy();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0] ?? "help";
+  if (command === "help" || command === "--help" || command === "-h") {
+    console.log(USAGE);
+    return 0;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case "serve":
+      await serve(config);
+      return -1; // keeps running
+    case "migrate":
+      await migrate(config);
+      return 0;
+    case "check-schema":
+      return checkSchema(config);
+    default:
+      console.error(`unknown command: ${command}\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    const known = err instanceof ConfigError || err instanceof CatalogConfigError;
+    console.error(known ? (err as Error).message : err);
+    process.exit(1);
+  },
+);

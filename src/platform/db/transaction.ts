@@ -1,0 +1,39 @@
+import type { DataSource, EntityManager } from "typeorm";
+import { errors } from "../rpc/errors.js";
+
+const DEADLOCK = new Set(["ER_LOCK_DEADLOCK", "SQLITE_BUSY"]);
+const LOCK_WAIT = new Set(["ER_LOCK_WAIT_TIMEOUT"]);
+const MAX_ATTEMPTS = 4;
+
+function driverCode(err: unknown): string | undefined {
+  const e = err as { code?: string; driverError?: { code?: string } };
+  return e?.driverError?.code ?? e?.code;
+}
+
+/**
+ * Runs one unit of work in a transaction. A deadlock retries the whole unit with a fresh
+ * QueryRunner (bounded); a lock-wait timeout becomes Unavailable so the client may retry.
+ */
+export async function runInTransaction<T>(ds: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const runner = ds.createQueryRunner();
+    try {
+      await runner.connect();
+      await runner.startTransaction();
+      const result = await work(runner.manager);
+      await runner.commitTransaction();
+      return result;
+    } catch (err) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      const code = driverCode(err);
+      if (code && DEADLOCK.has(code) && attempt < MAX_ATTEMPTS) {
+        await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
+        continue;
+      }
+      if (code && LOCK_WAIT.has(code)) throw errors.unavailable("database_busy", "the database is busy; retry", err);
+      throw err;
+    } finally {
+      await runner.release();
+    }
+  }
+}

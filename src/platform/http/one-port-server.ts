@@ -1,0 +1,76 @@
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+
+// One port for HTTP/1.1 and cleartext HTTP/2: each connection's first bytes are peeked; the
+// HTTP/2 connection preface ("PRI * HTTP/2.0") goes to the http2 server, anything else to http.
+// (Node's `allowHTTP1` only works with TLS.)
+
+type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+
+export interface RunningServer {
+  port: number;
+  host: string;
+  url: string;
+  /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then destroys what is left. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+export async function listenOnePort(handler: Handler, port: number, host: string): Promise<RunningServer> {
+  const h1 = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000 }, handler);
+  const h2 = http2.createServer({}, handler);
+  const sockets = new Set<net.Socket>();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+
+  const tcp = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    let seen = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk]);
+      const n = Math.min(seen.length, H2_PREFACE.length);
+      const isH2 = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+      if (isH2 && seen.length < H2_PREFACE.length) return; // could still be HTTP/2: wait for more
+      socket.off("data", onData);
+      socket.pause();
+      socket.unshift(seen);
+      (isH2 ? h2 : h1).emit("connection", socket);
+      socket.resume();
+    };
+    socket.on("data", onData);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    tcp.once("error", reject);
+    tcp.listen(port, host, () => resolve());
+  });
+  const addr = tcp.address() as AddressInfo;
+  const shownHost = addr.address.includes(":") ? `[${addr.address}]` : addr.address;
+
+  return {
+    port: addr.port,
+    host: addr.address,
+    url: `http://${shownHost === "0.0.0.0" || shownHost === "[::]" ? "127.0.0.1" : shownHost}:${addr.port}`,
+    async close(graceMs = 10_000) {
+      const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      for (const s of sessions) s.close(); // GOAWAY: finish open streams, accept no new ones
+      h1.closeIdleConnections();
+      const idle = setInterval(() => h1.closeIdleConnections(), 100);
+      const deadline = setTimeout(() => {
+        for (const s of sessions) s.destroy();
+        for (const s of sockets) s.destroy();
+      }, graceMs);
+      await closed;
+      clearInterval(idle);
+      clearTimeout(deadline);
+    },
+  };
+}

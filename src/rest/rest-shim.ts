@@ -1,0 +1,184 @@
+import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import { randomUUID } from "node:crypto";
+import { fromJson, toJson, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import type { Logger } from "../platform/log.js";
+import { errorReason } from "../platform/rpc/errors.js";
+import { fromLegacyJson, LegacyJsonError, toLegacyJson } from "./legacy-json.js";
+import type { RestContext, RestResult, RestRoute, RouteTable, RpcRoute } from "./route-table.js";
+import { httpStatusFor } from "./status-table.js";
+
+// The REST shim: translates the spec's HTTP surface into RPC calls on the in-process Connect
+// transport (so interceptors run exactly as for gRPC and Connect clients) and back.
+
+type NodeHandler = ReturnType<typeof connectNodeAdapter>;
+type NodeReq = Parameters<NodeHandler>[0];
+type NodeRes = Parameters<NodeHandler>[1];
+
+/** Request headers never forwarded to the RPC layer (transport-level or interpreted by Connect). */
+const NOT_FORWARDED = /^(host|connection|keep-alive|transfer-encoding|upgrade|te|content-(type|length|encoding)|accept-encoding|connect-.*|grpc-.*|:.*)$/;
+/** Response headers an RPC may set that the REST response carries. */
+const FORWARDED_BACK = ["cache-control", "payment-response", "x-payment-response", "payment-required", "retry-after", "x-request-id"];
+
+export interface RestShimOptions {
+  table: RouteTable;
+  transport: Transport;
+  maxBodyBytes: number;
+  log: Logger;
+  publicBaseUrl?: string;
+}
+
+class HttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}) {
+    super(message);
+  }
+}
+
+export function errorBody(code: string, message: string): JsonObject {
+  return { error: { code, message } };
+}
+
+async function readBody(req: NodeReq, limit: number): Promise<string> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > limit) throw new HttpError(413, "body_too_large", `request body exceeds ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new HttpError(413, "body_too_large", `request body exceeds ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseJsonBody(text: string): JsonValue | undefined {
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (err) {
+    throw new HttpError(400, "invalid_json", `request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function queryJson(query: URLSearchParams): JsonObject {
+  const out: JsonObject = {};
+  for (const key of new Set(query.keys())) {
+    const all = query.getAll(key);
+    out[key] = all.length > 1 ? all : all[0]!;
+  }
+  return out;
+}
+
+/** Query strings are text: give bool and repeated fields the JSON types the codec expects. */
+function coerceQuery(method: DescMethod, json: JsonObject): JsonObject {
+  for (const field of method.input.fields) {
+    const v = json[field.name];
+    if (v === undefined) continue;
+    if (field.fieldKind === "list" && !Array.isArray(v)) json[field.name] = [v];
+    else if (field.fieldKind === "scalar" && typeof v === "string" && field.scalar === 8 /* BOOL */) {
+      json[field.name] = v === "true" || v === "1" ? true : v === "false" || v === "0" ? false : v;
+    }
+  }
+  return json;
+}
+
+function forwardHeaders(req: NodeReq, requestId: string): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || NOT_FORWARDED.test(name)) continue;
+    headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  headers.set("x-request-id", requestId);
+  return headers;
+}
+
+function pickHeaders(from: Headers | undefined, into: Record<string, string>): void {
+  if (!from) return;
+  for (const name of FORWARDED_BACK) {
+    const v = from.get(name);
+    if (v !== null) into[name] = v;
+  }
+}
+
+function send(res: NodeRes, result: RestResult, head: boolean): void {
+  const headers: Record<string, string> = { ...result.headers };
+  const text = typeof result.body === "string" ? result.body : JSON.stringify(result.body);
+  headers["content-type"] ??= "application/json; charset=utf-8";
+  headers["content-length"] = String(Buffer.byteLength(text));
+  headers["x-content-type-options"] = "nosniff";
+  res.writeHead(result.status, headers);
+  if (head) res.end();
+  else res.end(text);
+}
+
+export function createRestShim(opts: RestShimOptions) {
+  const { table, transport, log } = opts;
+
+  async function callRpc(route: RpcRoute, ctx: RestContext, headers: Headers): Promise<RestResult> {
+    const input = route.request
+      ? route.request(ctx)
+      : { ...(route.method === "GET" ? coerceQuery(route.rpc, queryJson(ctx.query)) : ((ctx.body ?? {}) as JsonObject)), ...ctx.params };
+    let message;
+    try {
+      message =
+        route.codec === "proto"
+          ? fromJson(route.rpc.input, input, { ignoreUnknownFields: true })
+          : fromLegacyJson(route.rpc.input, input);
+    } catch (err) {
+      if (err instanceof LegacyJsonError) throw new HttpError(400, "invalid_argument", err.message);
+      throw new HttpError(400, "invalid_argument", `invalid request: ${(err as Error).message}`);
+    }
+    const responseHeaders: Record<string, string> = {};
+    const output = await transport.unary(route.rpc as never, undefined, undefined, headers, message as never, undefined);
+    pickHeaders(output.header, responseHeaders);
+    const json =
+      route.codec === "proto"
+        ? toJson(route.rpc.output, output.message as never, { alwaysEmitImplicit: true })
+        : toLegacyJson(route.rpc.output, output.message as never);
+    const rendered = route.response ? route.response(json, ctx) : { status: route.successStatus ?? 200, body: json };
+    return { ...rendered, headers: { ...responseHeaders, ...rendered.headers } };
+  }
+
+  function errorResult(err: unknown, requestId: string): RestResult {
+    if (err instanceof HttpError) {
+      return { status: err.status, headers: err.headers, body: errorBody(err.code, err.message) };
+    }
+    const ce = ConnectError.from(err);
+    const reason = errorReason(ce);
+    const headers: Record<string, string> = {};
+    pickHeaders(ce.metadata, headers);
+    const internal = ce.code === Code.Internal || ce.code === Code.Unknown || ce.code === Code.DataLoss;
+    if (internal) log.error({ requestId, err: ce.cause ?? ce }, "rest call failed");
+    const code = reason ?? Code[ce.code].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+    return { status: httpStatusFor(ce.code, reason), headers, body: errorBody(internal ? "internal" : code, internal ? "internal error" : ce.rawMessage) };
+  }
+
+  return async function restShim(req: NodeReq, res: NodeRes): Promise<void> {
+    const requestId = randomUUID();
+    const head = req.method === "HEAD";
+    let result: RestResult;
+    try {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const match = table.match(req.method ?? "GET", url.pathname);
+      if (match.kind === "none") throw new HttpError(404, "route_not_found", `no route ${req.method} ${url.pathname}`);
+      if (match.kind === "wrong_method") {
+        throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`, { allow: match.allow.join(", ") });
+      }
+      const route: RestRoute = match.route;
+      const body = route.method === "POST" ? parseJsonBody(await readBody(req, opts.maxBodyBytes)) : undefined;
+      const host = req.headers.host ?? "localhost";
+      const ctx: RestContext = {
+        params: match.params,
+        query: url.searchParams,
+        body,
+        headers: req.headers,
+        baseUrl: opts.publicBaseUrl ?? `http://${host}`,
+      };
+      result = route.kind === "document" ? await route.handler(ctx) : await callRpc(route, ctx, forwardHeaders(req, requestId));
+    } catch (err) {
+      result = errorResult(err, requestId);
+    }
+    result.headers = { "x-request-id": requestId, ...result.headers };
+    send(res, result, head);
+  };
+}

@@ -1,0 +1,50 @@
+import { Code } from "@connectrpc/connect";
+
+// The one table that turns an RPC error into the spec's HTTP status: first by ErrorInfo reason,
+// then by code. Connect's own mapping (FailedPrecondition -> 400) is for Connect clients; the
+// REST statuses are a contract of the spec.
+
+export const STATUS_BY_REASON: Readonly<Record<string, number>> = {
+  payment_required: 402,
+  payment_failed: 402,
+  note_unfunded: 402,
+  payment_invalid: 400,
+  empty_result: 400,
+  invalid_json: 400,
+  kit_version_invalid: 400,
+  auth_required: 401,
+  requester_id_mismatch: 403,
+  agent_name_mismatch: 403,
+  not_assigned_provider: 403,
+  request_not_found: 404,
+  not_registered: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  body_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+};
+
+export const STATUS_BY_CODE: Readonly<Record<Code, number>> = {
+  [Code.Canceled]: 499,
+  [Code.Unknown]: 500,
+  [Code.InvalidArgument]: 400,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  // Gate refusals (trust tier, breaker, policy): the spec answers 409 and charges nothing.
+  [Code.FailedPrecondition]: 409,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Internal]: 500,
+  [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500,
+  [Code.Unauthenticated]: 401,
+};
+
+export function httpStatusFor(code: Code, reason: string | undefined): number {
+  return (reason !== undefined ? STATUS_BY_REASON[reason] : undefined) ?? STATUS_BY_CODE[code] ?? 500;
+}

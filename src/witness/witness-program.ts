@@ -1,0 +1,30 @@
+// The witness program's limits (spec: Limits, witness rows; Witness program).
+export const WITNESS_PROGRAM = {
+  mode: "advisory",
+  enabled: true,
+  seatsPerJob: 2,
+  seatWindowHours: 168,
+  dailyCreditCap: 5,
+  minReasonLength: 40,
+  creditQuality: 0.6,
+  verdicts: ["pass", "fail", "inconclusive"],
+  ladder: [
+    { witnessedJobs: 1, score: 37.0 },
+    { witnessedJobs: 5, score: 44.9 },
+    { witnessedJobs: 11, score: 49.9 },
+    { witnessedJobs: 12, score: 50.5 },
+    { witnessedJobs: 20, score: 54.0 },
+    { witnessedJobs: 63, score: 62.0 },
+  ],
+  jobsToBronze: 12,
+  scoreCeiling: 62.0,
+  eligibleFamilies: ["research", "analysis", "content"],
+  rules: [
+    "Only released, standard-privacy deliverables of marketplace-board requests of judgment SKUs (research, analysis, content) open seats.",
+    "Lookups and deterministic checks open no seats.",
+    "A requester that sets witness_optout keeps outside witnesses off its job.",
+    "A witness cannot witness a job it bought or delivered.",
+    "Each witnessed job credits a flat quality of 0.6 regardless of verdict, at most 5 credited attestations per day.",
+    "Verdicts are published and advisory: they hold or release no funds.",
+  ],
+} as const;

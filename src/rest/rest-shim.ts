@@ -166,6 +166,9 @@ export function createRestShim(opts: RestShimOptions) {
       }
       const route: RestRoute = match.route;
       const body = route.method === "POST" ? parseJsonBody(await readBody(req, opts.maxBodyBytes)) : undefined;
+      if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+        throw new HttpError(400, "invalid_argument", "the request body must be a JSON object");
+      }
       const host = req.headers.host ?? "localhost";
       const ctx: RestContext = {
         params: match.params,

@@ -1,11 +1,40 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { Duplex } from "node:stream";
 import type { AddressInfo } from "node:net";
 
 // One port for HTTP/1.1 and cleartext HTTP/2: each connection's first bytes are peeked; the
 // HTTP/2 connection preface ("PRI * HTTP/2.0") goes to the http2 server, anything else to http.
-// (Node's `allowHTTP1` only works with TLS.)
+// (Node's `allowHTTP1` only works with TLS.) The http1 parser reads bytes put back with
+// `unshift`; the native http2 session reads the socket handle directly and would miss them, so
+// it gets a Duplex that replays the peeked bytes and then relays the socket.
+
+/** A Duplex over `socket` whose readable side starts with `head`. */
+function replaying(socket: net.Socket, head: Buffer): Duplex {
+  const proxy = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk, encoding, callback) {
+      socket.write(chunk, encoding, callback);
+    },
+    final(callback) {
+      socket.end(callback);
+    },
+    destroy(err, callback) {
+      socket.destroy(err ?? undefined);
+      callback(err);
+    },
+  });
+  proxy.push(head);
+  socket.on("data", (chunk: Buffer) => {
+    if (!proxy.push(chunk)) socket.pause();
+  });
+  socket.on("end", () => proxy.push(null));
+  socket.on("close", () => proxy.destroy());
+  return proxy;
+}
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
@@ -40,9 +69,13 @@ export async function listenOnePort(handler: Handler, port: number, host: string
       const isH2 = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
       if (isH2 && seen.length < H2_PREFACE.length) return; // could still be HTTP/2: wait for more
       socket.off("data", onData);
+      if (isH2) {
+        h2.emit("connection", replaying(socket, seen));
+        return;
+      }
       socket.pause();
       socket.unshift(seen);
-      (isH2 ? h2 : h1).emit("connection", socket);
+      h1.emit("connection", socket);
       socket.resume();
     };
     socket.on("data", onData);

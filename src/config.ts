@@ -2,6 +2,12 @@ import path from "node:path";
 import { z } from "zod";
 import { NETWORKS, type NetworkInfo } from "./chain/networks.js";
 
+const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const HEX_KEY = /^0x[0-9a-fA-F]{64}$/;
+
+/** Used when PROOF_HMAC_KEY is unset; the proofs then say so in their signature disclosure. */
+export const DEV_PROOF_HMAC_KEY = "svc-development-proof-key-not-secret";
+
 // Every setting comes from the environment, is validated once here, and is documented in the README.
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8402),
@@ -19,7 +25,19 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   CHAIN_RPC_URL: z.url().optional(),
   CHAIN_NETWORK: z.enum(["base", "base-sepolia"]).optional(),
+  DEV_CHAIN_PERSIST: z.enum(["true", "false"]).default("true"),
+  TREASURY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
+  TREASURY_PRIVATE_KEY: z.string().regex(HEX_KEY, "must be a 0x-prefixed 32-byte hex key").optional(),
+  FACILITATOR_PRIVATE_KEY: z.string().regex(HEX_KEY, "must be a 0x-prefixed 32-byte hex key").optional(),
+  FACILITATOR_URL: z.url().optional(),
+  FACILITATOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  PAYMENT_TIMEOUT_SECONDS: z.coerce.number().int().min(10).max(3600).default(300),
+  SETTLE_RESEND_AFTER_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  SETTLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(90_000),
+  PROOF_HMAC_KEY: z.string().min(16).optional(),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),
 });
+
 
 export type DatabaseConfig =
   | { kind: "sqlite"; file: string }
@@ -39,6 +57,22 @@ export interface Config {
   network: NetworkInfo;
   devChain: boolean;
   chainRpcUrl: string | undefined;
+  /** Dev chain: keep anvil's state in DATA_DIR across restarts. */
+  devChainStateFile: string | undefined;
+  treasuryAddress: `0x${string}` | undefined;
+  treasuryPrivateKey: `0x${string}` | undefined;
+  facilitatorPrivateKey: `0x${string}` | undefined;
+  /** Remote x402 facilitator; the built-in one when unset. */
+  facilitatorUrl: string | undefined;
+  facilitatorTimeoutMs: number;
+  /** `maxTimeoutSeconds` of the challenge: how long a signed authorization may stay valid. */
+  paymentTimeoutSeconds: number;
+  settleResendAfterMs: number;
+  settleTimeoutMs: number;
+  proofHmacKey: string;
+  /** True when PROOF_HMAC_KEY is the built-in development key. */
+  proofHmacKeyIsDev: boolean;
+  workerConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -50,9 +84,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join("\n")}`);
   }
   const e = parsed.data;
-  if (e.CHAIN_RPC_URL && !e.CHAIN_NETWORK) {
-    throw new ConfigError("invalid configuration:\n  CHAIN_NETWORK: required when CHAIN_RPC_URL is set (base or base-sepolia)");
+  const missing: string[] = [];
+  if (e.CHAIN_RPC_URL && !e.CHAIN_NETWORK) missing.push("CHAIN_NETWORK: required when CHAIN_RPC_URL is set (base or base-sepolia)");
+  if (e.CHAIN_RPC_URL && !e.TREASURY_ADDRESS) missing.push("TREASURY_ADDRESS: required when CHAIN_RPC_URL is set (the payTo of every challenge)");
+  if (e.CHAIN_RPC_URL && !e.FACILITATOR_URL && !e.FACILITATOR_PRIVATE_KEY) {
+    missing.push("FACILITATOR_PRIVATE_KEY: required on a real chain unless FACILITATOR_URL names a remote facilitator");
   }
+  if (missing.length) throw new ConfigError(`invalid configuration:\n${missing.map((m) => `  ${m}`).join("\n")}`);
   const database: DatabaseConfig = e.DATABASE_URL
     ? {
         kind: e.DATABASE_URL.startsWith("mariadb:") ? "mariadb" : "mysql",
@@ -72,5 +110,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network: NETWORKS[e.CHAIN_RPC_URL ? e.CHAIN_NETWORK! : "base-sepolia"],
     devChain: !e.CHAIN_RPC_URL,
     chainRpcUrl: e.CHAIN_RPC_URL,
+    devChainStateFile: !e.CHAIN_RPC_URL && e.DEV_CHAIN_PERSIST === "true" ? path.resolve(e.DATA_DIR, "devchain-state.json") : undefined,
+    treasuryAddress: e.TREASURY_ADDRESS as `0x${string}` | undefined,
+    treasuryPrivateKey: e.TREASURY_PRIVATE_KEY as `0x${string}` | undefined,
+    facilitatorPrivateKey: e.FACILITATOR_PRIVATE_KEY as `0x${string}` | undefined,
+    facilitatorUrl: e.FACILITATOR_URL?.replace(/\/+$/, ""),
+    facilitatorTimeoutMs: e.FACILITATOR_TIMEOUT_MS,
+    paymentTimeoutSeconds: e.PAYMENT_TIMEOUT_SECONDS,
+    settleResendAfterMs: e.SETTLE_RESEND_AFTER_MS,
+    settleTimeoutMs: e.SETTLE_TIMEOUT_MS,
+    proofHmacKey: e.PROOF_HMAC_KEY ?? DEV_PROOF_HMAC_KEY,
+    proofHmacKeyIsDev: !e.PROOF_HMAC_KEY,
+    workerConcurrency: e.WORKER_CONCURRENCY,
   };
 }

@@ -1,4 +1,9 @@
 import type { EntityList } from "./data-source.js";
+import { X402PaymentEntity } from "../../x402/payment.entity.js";
+import { ServiceJobEntity } from "../../jobs/service-job.entity.js";
+import { ProofRecordEntity } from "../../proof/proof-record.entity.js";
+import { LedgerEntryEntity, LedgerPostingEntity } from "../../ledger/ledger.entity.js";
+import { SealEntity } from "../../skus/seal.entity.js";
 
-// Every entity, listed explicitly (each domain adds its own array here as it gains tables).
-export const ENTITIES: EntityList = [];
+// Every entity, listed explicitly.
+export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity];

@@ -1,4 +1,5 @@
 import type { MigrationInterface } from "typeorm";
+import { Payments1795300000000 } from "./1795300000000-payments.js";
 
 // Migrations in order. Files are named `{timestamp}-{kebab-name}.ts` and run on SQLite and MySQL/MariaDB.
-export const MIGRATIONS: (new () => MigrationInterface)[] = [];
+export const MIGRATIONS: (new () => MigrationInterface)[] = [Payments1795300000000];

@@ -1,0 +1,47 @@
+import { Column, Entity, Index, PrimaryColumn } from "typeorm";
+import { LONG_TEXT, TIMESTAMP } from "../platform/db/column-types.js";
+
+/** `queued` until paid, `pending` when claimable, `running` under a lease, then a final state. */
+export type JobState = "queued" | "pending" | "running" | "delivered" | "failed" | "refunded";
+
+// An asynchronous SKU run. Workers claim pending jobs under a lease that expires if they die.
+@Entity({ name: "service_jobs" })
+@Index("ix_service_jobs_claim", ["state", "leaseUntil"])
+export class ServiceJobEntity {
+  @PrimaryColumn({ name: "job_id", type: "varchar", length: 32 })
+  jobId!: string;
+
+  @Column({ name: "sku_id", type: "varchar", length: 64 })
+  skuId!: string;
+
+  @Column({ name: "payment_id", type: "varchar", length: 32 })
+  paymentId!: string;
+
+  @Column({ name: "payer", type: "char", length: 42 })
+  payer!: string;
+
+  @Column({ name: "input_json", type: LONG_TEXT })
+  inputJson!: string;
+
+  @Column({ name: "state", type: "varchar", length: 16 })
+  state!: JobState;
+
+  /** The full paid response once delivered (deliverable, trust envelope, payment proof). */
+  @Column({ name: "result_json", type: LONG_TEXT, nullable: true })
+  resultJson!: string | null;
+
+  @Column({ name: "error", type: "varchar", length: 512, nullable: true })
+  error!: string | null;
+
+  @Column({ name: "attempts", type: "int", default: 0 })
+  attempts!: number;
+
+  @Column({ name: "lease_until", ...TIMESTAMP, nullable: true })
+  leaseUntil!: Date | null;
+
+  @Column({ name: "create_time", ...TIMESTAMP })
+  createTime!: Date;
+
+  @Column({ name: "finish_time", ...TIMESTAMP, nullable: true })
+  finishTime!: Date | null;
+}

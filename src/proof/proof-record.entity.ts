@@ -1,0 +1,37 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from "typeorm";
+import { TIMESTAMP } from "../platform/db/column-types.js";
+
+// A record on the public proof rail. `sequence` orders the rail; (kind, settlement_ref) is unique so a
+// settlement is recorded once.
+@Entity({ name: "proof_records" })
+@Index("uq_proof_records_kind_ref", ["kind", "settlementRef"], { unique: true })
+export class ProofRecordEntity {
+  @PrimaryGeneratedColumn({ name: "sequence", type: "integer" })
+  sequence!: number;
+
+  @Index("uq_proof_records_id", { unique: true })
+  @Column({ name: "proof_id", type: "varchar", length: 32 })
+  proofId!: string;
+
+  @Column({ name: "kind", type: "int" })
+  kind!: number;
+
+  @Column({ name: "settlement_ref", type: "varchar", length: 66, nullable: true })
+  settlementRef!: string | null;
+
+  @Column({ name: "task_class", type: "varchar", length: 64 })
+  taskClass!: string;
+
+  @Column({ name: "ts", ...TIMESTAMP })
+  ts!: Date;
+
+  /** The public body, canonical JSON; never holds cost or net figures. */
+  @Column({ name: "body_json", type: "text" })
+  bodyJson!: string;
+
+  @Column({ name: "record_sha256", type: "char", length: 64 })
+  recordSha256!: string;
+
+  @Column({ name: "integrity_signature", type: "char", length: 64 })
+  integritySignature!: string;
+}

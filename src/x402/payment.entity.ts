@@ -1,0 +1,74 @@
+import { Column, Entity, Index, PrimaryColumn } from "typeorm";
+import { LONG_TEXT, MONEY, moneyTransformer, TIMESTAMP } from "../platform/db/column-types.js";
+
+/** Lifecycle of one x402 payment; only `settled` moved money, `refunded` moved it back. */
+export type PaymentState = "verifying" | "rejected" | "running" | "failed" | "settling" | "settled" | "refunded";
+
+// One row per signed payment, identified by (network, asset, payer, nonce): the unique key makes a
+// payment run and settle at most once however often or concurrently it is sent.
+@Entity({ name: "x402_payments" })
+export class X402PaymentEntity {
+  @PrimaryColumn({ name: "payment_id", type: "varchar", length: 32 })
+  paymentId!: string;
+
+  /** sha256 of `network|asset|payer|nonce`, lowercased. */
+  @Index("uq_x402_payments_key", { unique: true })
+  @Column({ name: "payment_key", type: "char", length: 64 })
+  paymentKey!: string;
+
+  @Column({ name: "network", type: "varchar", length: 32 })
+  network!: string;
+
+  @Column({ name: "asset", type: "char", length: 42 })
+  asset!: string;
+
+  @Index("ix_x402_payments_payer")
+  @Column({ name: "payer", type: "char", length: 42 })
+  payer!: string;
+
+  @Column({ name: "nonce", type: "char", length: 66 })
+  nonce!: string;
+
+  @Column({ name: "sku_id", type: "varchar", length: 64 })
+  skuId!: string;
+
+  @Column({ name: "amount", ...MONEY, transformer: moneyTransformer })
+  amount!: bigint;
+
+  @Column({ name: "x402_version", type: "int" })
+  x402Version!: number;
+
+  @Column({ name: "state", type: "varchar", length: 16 })
+  state!: PaymentState;
+
+  /** The signed PaymentPayload as received (needed to settle and to reconcile after a crash). */
+  @Column({ name: "payload_json", type: "text" })
+  payloadJson!: string;
+
+  /** The PaymentRequirements it was verified against. */
+  @Column({ name: "requirements_json", type: "text" })
+  requirementsJson!: string;
+
+  /** The response returned for this payment; replays get it back unchanged. */
+  @Column({ name: "response_json", type: LONG_TEXT, nullable: true })
+  responseJson!: string | null;
+
+  @Index("uq_x402_payments_tx", { unique: true })
+  @Column({ name: "tx_hash", type: "char", length: 66, nullable: true })
+  txHash!: string | null;
+
+  @Column({ name: "job_id", type: "varchar", length: 32, nullable: true })
+  jobId!: string | null;
+
+  @Column({ name: "error_reason", type: "varchar", length: 128, nullable: true })
+  errorReason!: string | null;
+
+  @Column({ name: "refund_tx_hash", type: "char", length: 66, nullable: true })
+  refundTxHash!: string | null;
+
+  @Column({ name: "create_time", ...TIMESTAMP })
+  createTime!: Date;
+
+  @Column({ name: "update_time", ...TIMESTAMP })
+  updateTime!: Date;
+}

@@ -5,6 +5,7 @@ import { openDataSource, runMigrations, schemaDrift } from "./platform/db/data-s
 import { loadCatalog, CatalogConfigError } from "./catalog/catalog-config.js";
 import { buildApp } from "./server.js";
 import { listenOnePort } from "./platform/http/one-port-server.js";
+import { startChain } from "./chain/chain-runtime.js";
 
 // CLI and composition root: `svc serve | migrate | check-schema | help`.
 
@@ -25,9 +26,14 @@ async function serve(config: Config): Promise<void> {
   const ds = await openDataSource(config.database);
   const applied = await runMigrations(ds);
   if (applied.length) log.info({ applied }, "migrations applied");
-  const app = buildApp({ config, log, ds, skus, version: VERSION });
+  const chain = await startChain(config, log);
+  const app = buildApp({ config, log, ds, skus, version: VERSION, chain });
+  await app.start();
   const server = await listenOnePort(app.handler, config.port, config.host);
-  log.info({ url: server.url, database: config.database.kind, network: config.network.caip2 }, "svc listening (HTTP/1.1 + h2c: REST, Connect, gRPC, gRPC-Web)");
+  log.info(
+    { url: server.url, database: config.database.kind, network: config.network.caip2, devChain: chain.dev ? chain.rpcUrl : false, payTo: chain.treasury },
+    "svc listening (HTTP/1.1 + h2c: REST, Connect, gRPC, gRPC-Web)",
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -35,6 +41,8 @@ async function serve(config: Config): Promise<void> {
     stopping = true;
     log.info({ signal }, "shutting down");
     await server.close(config.shutdownGraceMs);
+    await app.stop();
+    await chain.close();
     await ds.destroy();
     log.info("stopped");
     process.exit(0);

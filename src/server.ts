@@ -14,6 +14,7 @@ import { MarketsService } from "../gen/svc/markets/v1/markets_service_pb.js";
 import type { Config } from "./config.js";
 import type { Logger } from "./platform/log.js";
 import { databaseReadiness } from "./platform/db/readiness.js";
+import { chainReadiness } from "./chain/chain-readiness.js";
 import { kitVersionInterceptor, loggingInterceptor, requestIdInterceptor } from "./platform/rpc/interceptors.js";
 import type { SkuDefinition } from "./catalog/catalog-config.js";
 import { CatalogServiceImpl } from "./catalog/catalog.service.js";
@@ -23,9 +24,27 @@ import { createRestShim } from "./rest/rest-shim.js";
 import { RouteTable } from "./rest/route-table.js";
 import { restRoutes } from "./rest/routes.js";
 import { toLegacyJson } from "./rest/legacy-json.js";
-import { GetHealthResponseSchema, HealthStatus } from "../gen/svc/catalog/v1/catalog_service_pb.js";
+import { ChainInfoSchema, GetHealthResponseSchema, HealthStatus } from "../gen/svc/catalog/v1/catalog_service_pb.js";
+import { create } from "@bufbuild/protobuf";
 import { openApiDocument } from "./openapi/openapi-document.js";
 import { agentCard } from "./a2a/agent-card.js";
+import type { ChainRuntime } from "./chain/chain-runtime.js";
+import { TransactionSender } from "./chain/tx-sender.js";
+import { FEE_SCHEDULE } from "./fees/fee-schedule.js";
+import { JobQueue } from "./jobs/job-queue.js";
+import { JobWorker } from "./jobs/job-worker.js";
+import { FacilitatorServiceImpl } from "./payment/facilitator.service.js";
+import { PaymentServiceImpl } from "./payment/payment.service.js";
+import { ProofServiceImpl } from "./proof/proof.service.js";
+import { skuHandlers } from "./skus/sku-handlers.js";
+import { NO_AGENTS } from "./skus/subject.js";
+import { BuiltInFacilitator } from "./x402/builtin-facilitator.js";
+import type { Facilitator } from "./x402/facilitator.js";
+import { HttpFacilitator } from "./x402/http-facilitator.js";
+import { PaymentGate } from "./x402/payment-gate.js";
+import { PaymentStore } from "./x402/payment-store.js";
+import { reconcilePayments } from "./x402/reconcile.js";
+import { Refunder } from "./x402/refunds.js";
 
 // Composition of one server: service implementations, interceptors, the Connect router (gRPC,
 // gRPC-Web, Connect) and the REST shim as its fallback, all on one node handler.
@@ -36,27 +55,57 @@ export interface AppDeps {
   ds: DataSource;
   skus: readonly SkuDefinition[];
   version: string;
+  chain: ChainRuntime;
   startedAt?: number;
 }
 
 /** Services whose RPCs are not implemented yet: registered empty, so every RPC answers Unimplemented. */
-const NOT_YET_IMPLEMENTED = [PaymentService, FacilitatorService, RegistryService, ReputationService, MarketplaceService, WitnessService, ProofService, MarketsService];
+const NOT_YET_IMPLEMENTED = [RegistryService, ReputationService, MarketplaceService, WitnessService, MarketsService];
 
 /** Discovery RPCs stay open to clients with an outdated kit, so they can learn where to refresh. */
 const KIT_EXEMPT_SERVICES = new Set([CatalogService.typeName, RulesService.typeName]);
 const KIT_EXEMPT_METHODS = new Set([`${RegistryService.typeName}/GetAgentInstructions`]);
 
 export function buildApp(deps: AppDeps) {
-  const { config, log, ds } = deps;
+  const { config, log, ds, chain } = deps;
+  const proofKey = { hmacKey: config.proofHmacKey, isDevelopmentKey: config.proofHmacKeyIsDev };
+  const feeBps = FEE_SCHEDULE.serviceRateBps; // catalog SKUs are sold by internal identities: never discounted
+  const senderOptions = { resendAfterMs: config.settleResendAfterMs, timeoutMs: config.settleTimeoutMs, pollMs: chain.dev ? 25 : 1_000, log };
+  const sender = (account: ChainRuntime["facilitatorAccount"]) => (account ? new TransactionSender(chain.publicClient, account, chain.chain, senderOptions) : undefined);
+  const facilitator: Facilitator | undefined = config.facilitatorUrl
+    ? new HttpFacilitator(config.facilitatorUrl, config.facilitatorTimeoutMs)
+    : chain.facilitatorAccount && new BuiltInFacilitator(chain.network, chain.publicClient, sender(chain.facilitatorAccount)!);
+  if (!facilitator) throw new Error("no facilitator: set FACILITATOR_URL or FACILITATOR_PRIVATE_KEY");
+  const store = new PaymentStore(ds);
+  const jobs = new JobQueue(ds);
+  const handlers = skuHandlers(NO_AGENTS);
+  const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
+  const gate = new PaymentGate({
+    ds,
+    store,
+    facilitator,
+    jobs,
+    skus: skuMap,
+    handlers,
+    challengeContext: { network: chain.network, treasury: chain.treasury, maxTimeoutSeconds: config.paymentTimeoutSeconds, feeBps },
+    proofKey,
+    log,
+    duplicateWaitMs: 30_000,
+  });
+  const refunder = new Refunder(ds, store, chain.network, sender(chain.treasuryAccount), feeBps);
+  const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency });
+  const payment = new PaymentServiceImpl({ gate, jobs, store, chain, faucetSender: sender(chain.faucetAccount), publicBaseUrl: config.publicBaseUrl, onJobAccepted: () => worker.nudge() });
+  const facilitatorApi = new FacilitatorServiceImpl(facilitator, chain.treasury);
+  const proofs = new ProofServiceImpl(ds, proofKey);
   const liveRuleSections = new Set<RuleSection>();
   const rules = new RulesServiceImpl(liveRuleSections);
   const catalog = new CatalogServiceImpl({
     skus: deps.skus,
     network: config.network,
-    isAvailable: () => false, // no SKU engine runs yet: nothing is sold
+    isAvailable: (skuId) => handlers.has(skuId),
     rules: () => rules.getRules(),
-    readiness: async () => [await databaseReadiness(ds)],
-    chainInfo: () => undefined,
+    readiness: async () => [await databaseReadiness(ds), await chainReadiness(chain)],
+    chainInfo: () => create(ChainInfoSchema, { network: chain.network.caip2, asset: chain.network.usdcAddress, payTo: chain.treasury, rpcUrl: chain.dev ? chain.rpcUrl : "", devChain: chain.dev }),
     databaseDialect: config.database.kind,
     version: deps.version,
     startedAt: deps.startedAt ?? Date.now(),
@@ -65,6 +114,9 @@ export function buildApp(deps: AppDeps) {
   const routes = (router: ConnectRouter) => {
     router.service(CatalogService, catalog);
     router.service(RulesService, rules);
+    router.service(PaymentService, payment);
+    router.service(FacilitatorService, facilitatorApi);
+    router.service(ProofService, proofs);
     for (const service of NOT_YET_IMPLEMENTED) router.service(service, {});
   };
   const interceptors: Interceptor[] = [
@@ -95,5 +147,18 @@ export function buildApp(deps: AppDeps) {
   const restShim = createRestShim({ table, transport, maxBodyBytes: config.maxBodyBytes, log, publicBaseUrl: config.publicBaseUrl });
 
   const handler = connectNodeAdapter({ routes, interceptors, readMaxBytes: config.maxBodyBytes, fallback: restShim });
-  return { handler, transport, table };
+  return {
+    handler,
+    transport,
+    table,
+    /** Reconciles payments interrupted by a crash, then starts the in-process job workers. */
+    async start() {
+      const r = await reconcilePayments({ store, gate, jobs, chain, skus: skuMap, log, staleMs: config.settleTimeoutMs });
+      if (r.finalized || r.failed) log.info(r, "payments reconciled at start");
+      worker.start();
+    },
+    async stop() {
+      await worker.stop();
+    },
+  };
 }

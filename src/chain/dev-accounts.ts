@@ -1,5 +1,5 @@
-import { mnemonicToAccount } from "viem/accounts";
-import type { HDAccount } from "viem";
+import { mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { toHex } from "viem";
 
 // Keys of the embedded dev chain: anvil's well-known test mnemonic. They hold test money on a
 // private chain only and must never be used anywhere else.
@@ -7,22 +7,18 @@ const DEV_MNEMONIC = "test test test test test test test test test test test jun
 
 export interface DevAccounts {
   /** Sends settlement transactions (built-in facilitator). */
-  facilitator: HDAccount;
+  facilitator: PrivateKeyAccount;
   /** Receives payments (payTo) and sends refunds. */
-  treasury: HDAccount;
+  treasury: PrivateKeyAccount;
   /** Mints test USDC for the faucet (the token's minter). */
-  faucet: HDAccount;
+  faucet: PrivateKeyAccount;
+}
+
+function devAccount(index: number): PrivateKeyAccount {
+  const key = mnemonicToAccount(DEV_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!;
+  return privateKeyToAccount(toHex(key));
 }
 
 export function devAccounts(): DevAccounts {
-  return {
-    facilitator: mnemonicToAccount(DEV_MNEMONIC, { addressIndex: 0 }),
-    treasury: mnemonicToAccount(DEV_MNEMONIC, { addressIndex: 1 }),
-    faucet: mnemonicToAccount(DEV_MNEMONIC, { addressIndex: 2 }),
-  };
-}
-
-/** Private key of a dev account, for code that signs with raw keys. */
-export function devPrivateKey(account: HDAccount): `0x${string}` {
-  return `0x${Buffer.from(account.getHdKey().privateKey!).toString("hex")}`;
+  return { facilitator: devAccount(0), treasury: devAccount(1), faucet: devAccount(2) };
 }

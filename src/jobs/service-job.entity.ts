@@ -17,7 +17,7 @@ export class ServiceJobEntity {
   @Column({ name: "payment_id", type: "varchar", length: 32 })
   paymentId!: string;
 
-  @Column({ name: "payer", type: "char", length: 42 })
+  @Column({ name: "payer", type: "varchar", length: 42 })
   payer!: string;
 
   @Column({ name: "input_json", type: LONG_TEXT })
@@ -33,7 +33,7 @@ export class ServiceJobEntity {
   @Column({ name: "error", type: "varchar", length: 512, nullable: true })
   error!: string | null;
 
-  @Column({ name: "attempts", type: "int", default: 0 })
+  @Column({ name: "attempts", type: "integer", default: 0 })
   attempts!: number;
 
   @Column({ name: "lease_until", ...TIMESTAMP, nullable: true })

@@ -13,7 +13,7 @@ export class ProofRecordEntity {
   @Column({ name: "proof_id", type: "varchar", length: 32 })
   proofId!: string;
 
-  @Column({ name: "kind", type: "int" })
+  @Column({ name: "kind", type: "integer" })
   kind!: number;
 
   @Column({ name: "settlement_ref", type: "varchar", length: 66, nullable: true })
@@ -29,9 +29,9 @@ export class ProofRecordEntity {
   @Column({ name: "body_json", type: "text" })
   bodyJson!: string;
 
-  @Column({ name: "record_sha256", type: "char", length: 64 })
+  @Column({ name: "record_sha256", type: "varchar", length: 64 })
   recordSha256!: string;
 
-  @Column({ name: "integrity_signature", type: "char", length: 64 })
+  @Column({ name: "integrity_signature", type: "varchar", length: 64 })
   integritySignature!: string;
 }

@@ -7,6 +7,7 @@ import { errorReason } from "../platform/rpc/errors.js";
 import { fromLegacyJson, LegacyJsonError, toLegacyJson } from "./legacy-json.js";
 import type { RestContext, RestResult, RestRoute, RouteTable, RpcRoute } from "./route-table.js";
 import { httpStatusFor } from "./status-table.js";
+import { PaymentRequiredSchema } from "../../gen/svc/payment/v1/x402_pb.js";
 
 // The REST shim: translates the spec's HTTP surface into RPC calls on the in-process Connect
 // transport (so interceptors run exactly as for gRPC and Connect clients) and back.
@@ -16,9 +17,11 @@ type NodeReq = Parameters<NodeHandler>[0];
 type NodeRes = Parameters<NodeHandler>[1];
 
 /** Request headers never forwarded to the RPC layer (transport-level or interpreted by Connect). */
-const NOT_FORWARDED = /^(host|connection|keep-alive|transfer-encoding|upgrade|te|content-(type|length|encoding)|accept-encoding|connect-.*|grpc-.*|:.*)$/;
+const NOT_FORWARDED = /^(connection|keep-alive|transfer-encoding|upgrade|te|content-(type|length|encoding)|accept-encoding|connect-.*|grpc-.*|:.*)$/;
 /** Response headers an RPC may set that the REST response carries. */
 const FORWARDED_BACK = ["cache-control", "payment-response", "x-payment-response", "payment-required", "retry-after", "x-request-id"];
+/** Errors that carry an x402 challenge: their REST body is the x402 v1 402 body, not the error envelope. */
+const CHALLENGE_REASONS = new Set(["payment_required", "payment_failed", "payment_invalid", "payment_reused"]);
 
 export interface RestShimOptions {
   table: RouteTable;
@@ -150,7 +153,14 @@ export function createRestShim(opts: RestShimOptions) {
     const internal = ce.code === Code.Internal || ce.code === Code.Unknown || ce.code === Code.DataLoss;
     if (internal) log.error({ requestId, err: ce.cause ?? ce }, "rest call failed");
     const code = reason ?? Code[ce.code].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
-    return { status: httpStatusFor(ce.code, reason), headers, body: errorBody(internal ? "internal" : code, internal ? "internal error" : ce.rawMessage) };
+    const status = httpStatusFor(ce.code, reason);
+    const v1 = reason && CHALLENGE_REASONS.has(reason) ? ce.findDetails(PaymentRequiredSchema).find((d) => d.x402Version === 1) : undefined;
+    if (v1) {
+      // x402 v1 clients read `accepts` from this body; v2 clients read the PAYMENT-REQUIRED header.
+      headers["cache-control"] = "no-store";
+      return { status, headers, body: { ...(toJson(PaymentRequiredSchema, v1) as JsonObject), code, message: ce.rawMessage } };
+    }
+    return { status, headers, body: errorBody(internal ? "internal" : code, internal ? "internal error" : ce.rawMessage) };
   }
 
   return async function restShim(req: NodeReq, res: NodeRes): Promise<void> {

@@ -7,7 +7,7 @@ export class SealEntity {
   @PrimaryColumn({ name: "seal_id", type: "varchar", length: 32 })
   sealId!: string;
 
-  @Column({ name: "content_sha256", type: "char", length: 64 })
+  @Column({ name: "content_sha256", type: "varchar", length: 64 })
   contentSha256!: string;
 
   @Column({ name: "producer", type: "varchar", length: 128 })
@@ -16,10 +16,10 @@ export class SealEntity {
   @Column({ name: "produced_at", ...TIMESTAMP })
   producedAt!: Date;
 
-  @Column({ name: "payer", type: "char", length: 42 })
+  @Column({ name: "payer", type: "varchar", length: 42 })
   payer!: string;
 
-  @Column({ name: "signature", type: "char", length: 64 })
+  @Column({ name: "signature", type: "varchar", length: 64 })
   signature!: string;
 
   @Column({ name: "sealed_at", ...TIMESTAMP })

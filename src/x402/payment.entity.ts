@@ -13,20 +13,20 @@ export class X402PaymentEntity {
 
   /** sha256 of `network|asset|payer|nonce`, lowercased. */
   @Index("uq_x402_payments_key", { unique: true })
-  @Column({ name: "payment_key", type: "char", length: 64 })
+  @Column({ name: "payment_key", type: "varchar", length: 64 })
   paymentKey!: string;
 
   @Column({ name: "network", type: "varchar", length: 32 })
   network!: string;
 
-  @Column({ name: "asset", type: "char", length: 42 })
+  @Column({ name: "asset", type: "varchar", length: 42 })
   asset!: string;
 
   @Index("ix_x402_payments_payer")
-  @Column({ name: "payer", type: "char", length: 42 })
+  @Column({ name: "payer", type: "varchar", length: 42 })
   payer!: string;
 
-  @Column({ name: "nonce", type: "char", length: 66 })
+  @Column({ name: "nonce", type: "varchar", length: 66 })
   nonce!: string;
 
   @Column({ name: "sku_id", type: "varchar", length: 64 })
@@ -35,7 +35,7 @@ export class X402PaymentEntity {
   @Column({ name: "amount", ...MONEY, transformer: moneyTransformer })
   amount!: bigint;
 
-  @Column({ name: "x402_version", type: "int" })
+  @Column({ name: "x402_version", type: "integer" })
   x402Version!: number;
 
   @Column({ name: "state", type: "varchar", length: 16 })
@@ -54,7 +54,7 @@ export class X402PaymentEntity {
   responseJson!: string | null;
 
   @Index("uq_x402_payments_tx", { unique: true })
-  @Column({ name: "tx_hash", type: "char", length: 66, nullable: true })
+  @Column({ name: "tx_hash", type: "varchar", length: 66, nullable: true })
   txHash!: string | null;
 
   @Column({ name: "job_id", type: "varchar", length: 32, nullable: true })
@@ -63,7 +63,7 @@ export class X402PaymentEntity {
   @Column({ name: "error_reason", type: "varchar", length: 128, nullable: true })
   errorReason!: string | null;
 
-  @Column({ name: "refund_tx_hash", type: "char", length: 66, nullable: true })
+  @Column({ name: "refund_tx_hash", type: "varchar", length: 66, nullable: true })
   refundTxHash!: string | null;
 
   @Column({ name: "create_time", ...TIMESTAMP })

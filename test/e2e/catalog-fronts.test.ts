@@ -79,8 +79,8 @@ describe("catalog over every front (gRPC h2c, gRPC-Web, Connect JSON, REST)", ()
     expect(body.dispute_disclosure!.verdicts).to.deep.equal(["upheld", "overturned", "withdrawn"]);
   });
 
-  it("marks every SKU unavailable while no engine runs, so nothing can be sold", async () => {
+  it("marks available exactly the SKUs whose engine runs here; the others are not sold", async () => {
     const res = await createClient(CatalogService, createConnectTransport({ baseUrl: srv.url, httpVersion: "1.1" })).listServices({});
-    expect(res.services.filter((s) => s.available)).to.deep.equal([]);
+    expect(res.services.filter((s) => s.available).map((s) => s.skuId)).to.deep.equal(["agent.prehire-check", "agent.trust-badge", "attestation.single-use-seal", "reputation.lookup"]);
   });
 });

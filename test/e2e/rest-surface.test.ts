@@ -90,9 +90,16 @@ describe("REST shim surface", () => {
   });
 
   it("answers an RPC that is not implemented yet with 501 unimplemented, not a fake result", async () => {
-    const res = await post("/v1/services/oracle.price-feed", JSON.stringify({ task: "BTC-USD" }));
+    const res = await post("/a2a/requests", JSON.stringify({ capability_id: "research", task_description: "x" }));
     expect(res.status).to.equal(501);
     expect(await res.json()).to.have.nested.property("error.code", "unimplemented");
+  });
+
+  it("refuses a SKU whose engine is not written yet with 409 service_unavailable, before any challenge", async () => {
+    const res = await post("/v1/services/oracle.price-feed", JSON.stringify({ task: "BTC-USD" }));
+    expect(res.status).to.equal(409);
+    expect(res.headers.get("payment-required")).to.equal(null);
+    expect(await res.json()).to.have.nested.property("error.code", "service_unavailable");
   });
 
   it("refuses an outdated kit with 409 kit_outdated naming the minimum and where to refresh", async () => {
@@ -105,7 +112,8 @@ describe("REST shim surface", () => {
 
   it("refuses a malformed kit version with 400 and lets a current kit through", async () => {
     expect((await post("/v1/services/oracle.price-feed", "{}", { "x-kit-version": "latest" })).status).to.equal(400);
-    expect((await post("/v1/services/oracle.price-feed", "{}", { "x-kit-version": "2026.09.07" })).status).to.equal(501);
+    const current = await post("/v1/services/oracle.price-feed", "{}", { "x-kit-version": "2026.09.07" });
+    expect(await current.json()).to.have.nested.property("error.code", "service_unavailable");
   });
 
   it("keeps discovery open to an outdated kit so it can refresh", async () => {

@@ -22,5 +22,5 @@ export const moneyTransformer: ValueTransformer = {
   },
 };
 
-/** UTC timestamps with microseconds. */
-export const TIMESTAMP = { type: "datetime", precision: 6 } as const;
+/** UTC timestamps: DATETIME(6) on MySQL; SQLite keeps them as text and has no precision to declare. */
+export const TIMESTAMP = (process.env.DATABASE_URL ? { type: "datetime", precision: 6 } : { type: "datetime" }) as { type: "datetime"; precision?: number };

@@ -1,11 +1,11 @@
 import { Table, TableIndex, type MigrationInterface, type QueryRunner, type TableColumnOptions } from "typeorm";
-import { LONG_TEXT } from "../column-types.js";
+import { LONG_TEXT, TIMESTAMP } from "../column-types.js";
 
 // Payments, async jobs, the proof rail, the ledger and seals (the payments issue).
 
-const ts = (name: string, nullable = false): TableColumnOptions => ({ name, type: "datetime", precision: 6, isNullable: nullable });
+const ts = (name: string, nullable = false): TableColumnOptions => ({ name, ...TIMESTAMP, isNullable: nullable });
 const str = (name: string, length: number, nullable = false): TableColumnOptions => ({ name, type: "varchar", length: String(length), isNullable: nullable });
-const chr = (name: string, length: number, nullable = false): TableColumnOptions => ({ name, type: "char", length: String(length), isNullable: nullable });
+const chr = (name: string, length: number, nullable = false): TableColumnOptions => ({ name, type: "varchar", length: String(length), isNullable: nullable });
 const money = (name: string): TableColumnOptions => ({ name, type: "decimal", precision: 30, scale: 0 });
 
 export class Payments1795300000000 implements MigrationInterface {
@@ -24,7 +24,7 @@ export class Payments1795300000000 implements MigrationInterface {
           chr("nonce", 66),
           str("sku_id", 64),
           money("amount"),
-          { name: "x402_version", type: "int" },
+          { name: "x402_version", type: "integer" },
           str("state", 16),
           { name: "payload_json", type: "text" },
           { name: "requirements_json", type: "text" },
@@ -55,7 +55,7 @@ export class Payments1795300000000 implements MigrationInterface {
           str("state", 16),
           { name: "result_json", type: LONG_TEXT, isNullable: true },
           str("error", 512, true),
-          { name: "attempts", type: "int", default: 0 },
+          { name: "attempts", type: "integer", default: 0 },
           ts("lease_until", true),
           ts("create_time"),
           ts("finish_time", true),
@@ -69,7 +69,7 @@ export class Payments1795300000000 implements MigrationInterface {
         columns: [
           { name: "sequence", type: "integer", isPrimary: true, isGenerated: true, generationStrategy: "increment" },
           str("proof_id", 32),
-          { name: "kind", type: "int" },
+          { name: "kind", type: "integer" },
           str("settlement_ref", 66, true),
           str("task_class", 64),
           ts("ts"),

@@ -1,0 +1,107 @@
+import { fromJson, toJson } from "@bufbuild/protobuf";
+import type { DataSource } from "typeorm";
+import { CallServiceResponseSchema } from "../../gen/svc/payment/v1/payment_service_pb.js";
+import { CallStatus } from "../../gen/svc/payment/v1/payment_pb.js";
+import type { SkuDefinition } from "../catalog/catalog-config.js";
+import type { Logger } from "../platform/log.js";
+import type { ProofKey } from "../proof/proof-recorder.js";
+import type { SkuHandler } from "../skus/sku-handler.js";
+import { trustEnvelopeProto } from "../x402/payment-gate.js";
+import type { Refunder } from "../x402/refunds.js";
+import type { PaymentStore } from "../x402/payment-store.js";
+import { JobQueue, MAX_ATTEMPTS } from "./job-queue.js";
+import type { ServiceJobEntity } from "./service-job.entity.js";
+
+// Runs paid async jobs. A job that keeps failing after its payment settled is refunded on-chain.
+
+export interface WorkerDeps {
+  ds: DataSource;
+  jobs: JobQueue;
+  store: PaymentStore;
+  refunder: Refunder;
+  skus: ReadonlyMap<string, SkuDefinition>;
+  handlers: ReadonlyMap<string, SkuHandler<any>>;
+  proofKey: ProofKey;
+  log: Logger;
+  concurrency: number;
+  idleMs?: number;
+}
+
+export class JobWorker {
+  private running = 0;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly d: WorkerDeps) {}
+
+  start(): void {
+    if (this.d.concurrency > 0) this.tick();
+  }
+
+  /** Wakes the worker now (after a job became claimable in this process). */
+  nudge(): void {
+    if (!this.stopped && this.d.concurrency > 0) {
+      clearTimeout(this.timer);
+      this.tick();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    void this.fill().finally(() => {
+      if (!this.stopped && !this.timer) this.timer = setTimeout(() => this.tick(), this.d.idleMs ?? 200);
+    });
+  }
+
+  private async fill(): Promise<void> {
+    while (!this.stopped && this.running < this.d.concurrency) {
+      const job = await this.d.jobs.claim().catch((err) => void this.d.log.error({ err }, "job claim failed"));
+      if (!job) return;
+      this.running++;
+      const p = this.process(job).finally(() => {
+        this.running--;
+        this.inFlight.delete(p);
+      });
+      this.inFlight.add(p);
+    }
+  }
+
+  private async process(job: ServiceJobEntity): Promise<void> {
+    const sku = this.d.skus.get(job.skuId)!;
+    const handler = this.d.handlers.get(job.skuId)!;
+    const payment = (await this.d.store.get(job.paymentId))!;
+    try {
+      const deliverable = await handler.run(JSON.parse(job.inputJson), { manager: this.d.ds.manager, payer: job.payer, paymentId: job.paymentId, now: new Date(), proofKey: this.d.proofKey });
+      const result = fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson!));
+      result.status = CallStatus.DELIVERED;
+      result.deliverable = deliverable;
+      result.svcTrust = trustEnvelopeProto(deliverable, sku);
+      await this.d.jobs.move(job.jobId, ["running"], "delivered", { resultJson: JSON.stringify(toJson(CallServiceResponseSchema, result)), finishTime: new Date(), leaseUntil: null });
+    } catch (err) {
+      this.d.log.warn({ err, jobId: job.jobId, attempt: job.attempts }, "async job attempt failed");
+      if (job.attempts < MAX_ATTEMPTS) {
+        await this.d.jobs.move(job.jobId, ["running"], "pending", { error: String((err as Error).message).slice(0, 500), leaseUntil: null });
+        return;
+      }
+      await this.refund(job, String((err as Error).message));
+    }
+  }
+
+  private async refund(job: ServiceJobEntity, reason: string): Promise<void> {
+    try {
+      const tx = await this.d.refunder.refund(job.paymentId, this.d.skus.get(job.skuId)!.family);
+      await this.d.jobs.move(job.jobId, ["running"], "refunded", { error: `failed after ${job.attempts} attempts: ${reason}`.slice(0, 500), finishTime: new Date(), leaseUntil: null });
+      this.d.log.info({ jobId: job.jobId, refundTx: tx }, "async job failed; payment refunded");
+    } catch (err) {
+      await this.d.jobs.move(job.jobId, ["running"], "failed", { error: `failed; refund owed: ${(err as Error).message}`.slice(0, 500), finishTime: new Date(), leaseUntil: null });
+      this.d.log.error({ err, jobId: job.jobId }, "async job failed and the refund could not be sent");
+    }
+  }
+}

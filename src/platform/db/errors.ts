@@ -1,0 +1,6 @@
+/** True when a write failed on a unique index (MySQL/MariaDB or SQLite). */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; driverError?: { code?: string; errno?: number } };
+  const code = e?.driverError?.code ?? e?.code ?? "";
+  return code === "ER_DUP_ENTRY" || code.startsWith("SQLITE_CONSTRAINT_UNIQUE") || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}

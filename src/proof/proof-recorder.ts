@@ -1,0 +1,63 @@
+import { createHash, createHmac } from "node:crypto";
+import { canonicalJson } from "../platform/canonical-json.js";
+import type { EntityManager } from "typeorm";
+import { newId } from "../platform/ids.js";
+import { ProofRecordEntity } from "./proof-record.entity.js";
+
+// Writes records on the public proof rail. Each record is canonical JSON (RFC 8785), hashed with
+// SHA-256 and checksummed with HMAC-SHA256. The HMAC key is the operator's, so nobody else can check
+// it: every record says so, and names the on-chain transaction as the anchor.
+
+export const PROOF_KIND = {
+  enforcement: 30014,
+  auditReport: 30105,
+  delegation: 30106,
+  audit: 30110,
+  stateAnchor: 30119,
+  settledOutcome: 30120,
+  adjudicatedOutcome: 30129,
+} as const;
+
+export interface ProofKey {
+  hmacKey: string;
+  isDevelopmentKey: boolean;
+}
+
+export function signatureDisclosure(key: ProofKey): string {
+  return key.isDevelopmentKey
+    ? "integrity_signature is an HMAC-SHA256 under a development key: a checksum, not a signature anyone can verify; the on-chain transaction (settlement_ref) is the anchor"
+    : "integrity_signature is an HMAC-SHA256 under the operator's key: a checksum third parties cannot verify; the on-chain transaction (settlement_ref) is the anchor";
+}
+
+export interface ProofInput {
+  kind: number;
+  settlementRef: string | null;
+  taskClass: string;
+  ts: Date;
+  /** Public fields only: never cost or net figures. */
+  body: Record<string, unknown>;
+}
+
+export function canonicalRecord(p: ProofInput): string {
+  return canonicalJson({ kind: p.kind, settlement_ref: p.settlementRef, task_class: p.taskClass, ts: p.ts.toISOString(), body: p.body });
+}
+
+/** Records a proof once per (kind, settlement_ref); returns the stored record. */
+export async function recordProof(manager: EntityManager, key: ProofKey, p: ProofInput): Promise<ProofRecordEntity> {
+  if (p.settlementRef) {
+    const existing = await manager.findOneBy(ProofRecordEntity, { kind: p.kind, settlementRef: p.settlementRef });
+    if (existing) return existing;
+  }
+  const canonical = canonicalRecord(p);
+  const record = manager.create(ProofRecordEntity, {
+    proofId: newId("prf"),
+    kind: p.kind,
+    settlementRef: p.settlementRef,
+    taskClass: p.taskClass,
+    ts: p.ts,
+    bodyJson: canonicalJson(p.body),
+    recordSha256: createHash("sha256").update(canonical).digest("hex"),
+    integritySignature: createHmac("sha256", key.hmacKey).update(canonical).digest("hex"),
+  });
+  return manager.save(record);
+}

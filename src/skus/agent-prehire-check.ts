@@ -1,0 +1,63 @@
+import { z } from "zod";
+import type { EntityManager } from "typeorm";
+import { reputationScore } from "../reputation/reputation-score.js";
+import { ProofRecordEntity } from "../proof/proof-record.entity.js";
+import { PROOF_KIND } from "../proof/proof-recorder.js";
+import { parseSubject, SubjectText, type AgentDirectory } from "./subject.js";
+import { settlementHistory } from "./settlement-history.js";
+import type { SkuHandler } from "./sku-handler.js";
+
+// agent.prehire-check (async): due diligence on an agent or wallet from records this service holds:
+// settlement history, adjudicated disputes (proof kind 30129) and flagged incidents (refunds,
+// rejected payments). It never invents facts; each section names its source.
+
+const Input = z.object({ subject: SubjectText }).loose();
+type Input = z.infer<typeof Input>;
+
+async function disputesAbout(manager: EntityManager, subject: string, wallet: string | undefined) {
+  const rows = await manager.findBy(ProofRecordEntity, { kind: PROOF_KIND.adjudicatedOutcome });
+  const about = rows
+    .map((r) => JSON.parse(r.bodyJson) as { subject?: string; provider?: string; verdict?: string })
+    .filter((b) => [b.subject, b.provider].some((x) => x && (x.toLowerCase() === subject.toLowerCase() || x.toLowerCase() === wallet?.toLowerCase())));
+  const count = (v: string) => about.filter((b) => b.verdict === v).length;
+  return { recorded: about.length, upheld: count("upheld"), overturned: count("overturned"), withdrawn: count("withdrawn") };
+}
+
+export function agentPrehireCheck(directory: AgentDirectory): SkuHandler<Input> {
+  return {
+    skuId: "agent.prehire-check",
+    poweredBy: "svc-ledger/prehire-check",
+    input: Input,
+    async precheck(input) {
+      const s = parseSubject(input.subject);
+      if (s.kind === "agent" && !(await directory.resolve(s.name))) return `no registered agent named ${s.name}`;
+      return undefined;
+    },
+    async run(input, ctx) {
+      const s = parseSubject(input.subject);
+      const agent = s.kind === "agent" ? await directory.resolve(s.name) : undefined;
+      const wallet = s.kind === "wallet" ? s.address : agent?.evmAddress;
+      const history = wallet ? await settlementHistory(ctx.manager, wallet) : undefined;
+      const disputes = await disputesAbout(ctx.manager, input.subject, wallet);
+      const incidents: string[] = [];
+      if (history?.refunded_payments) incidents.push(`${history.refunded_payments} paid call(s) refunded after the service failed`);
+      if (history?.rejected_payments) incidents.push(`${history.rejected_payments} payment(s) rejected at verification`);
+      if (disputes.upheld) incidents.push(`${disputes.upheld} dispute(s) upheld against the subject`);
+      const proofs = history?.settled_payments ?? 0;
+      const score = reputationScore({ proofs, averageQuality: 0, distinctKinds: proofs > 0 ? 1 : 0, averageChainDepth: 0 }, agent !== undefined);
+      const settled = history?.settled_payments ?? 0;
+      return {
+        subject: input.subject,
+        subject_kind: s.kind,
+        wallet: wallet ?? null,
+        registered: agent !== undefined,
+        settlement_history: history ?? null,
+        disputes: { ...disputes, dispute_rate: settled ? disputes.recorded / settled : 0 },
+        flagged_incidents: incidents,
+        reputation: { score: score.total, badge: score.badge },
+        sources: ["x402 payments settled by this service", "proof rail kind 30129 (adjudicated outcomes)"],
+        report_time: ctx.now.toISOString(),
+      };
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { EntityManager } from "typeorm";
+import type { z } from "zod";
+import type { ProofKey } from "../proof/proof-recorder.js";
+import { errors } from "../platform/rpc/errors.js";
+
+// One interface for every SKU engine. The payment gate parses and prechecks before issuing a challenge
+// (bad input and unresolvable subjects are never charged), then runs the engine, then settles.
+
+export interface SkuContext {
+  manager: EntityManager;
+  /** Wallet that paid (the caller's identity). */
+  payer: string;
+  paymentId: string;
+  now: Date;
+  proofKey: ProofKey;
+}
+
+export interface SkuHandler<I = unknown> {
+  readonly skuId: string;
+  /** The engine's name, reported as `powered_by`. */
+  readonly poweredBy: string;
+  /** Input schema, published in the catalog as `x-input-schema`. */
+  readonly input: z.ZodType<I>;
+  /** Resolves the subject before any charge; a returned reason means `insufficient_subject`. */
+  precheck?(input: I, manager: EntityManager): Promise<string | undefined>;
+  /** Produces the deliverable; throws to fail the call (nothing is charged). */
+  run(input: I, ctx: SkuContext): Promise<JsonObject>;
+}
+
+/** Validates a call body against a handler's schema; field errors become one 400 with violations. */
+export function parseInput<I>(handler: SkuHandler<I>, body: JsonObject): I {
+  const parsed = handler.input.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const violations = parsed.error.issues.map((i) => ({ field: i.path.join(".") || "(body)", description: i.message }));
+  throw errors.invalidArgument("invalid_input", `invalid input for ${handler.skuId}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`, violations);
+}

@@ -1,0 +1,281 @@
+import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import { getAddress, isAddress } from "viem";
+import type { DataSource } from "typeorm";
+import { CallServiceResponseSchema, type CallServiceResponse } from "../../gen/svc/payment/v1/payment_service_pb.js";
+import { CallStatus, PaymentProofSchema, TrustEnvelopeSchema, type TrustEnvelope } from "../../gen/svc/payment/v1/payment_pb.js";
+import {
+  PaymentPayloadSchema,
+  PaymentRequiredSchema,
+  PaymentRequirementsSchema,
+  SettleResponseSchema,
+  type PaymentPayload,
+  type PaymentRequirements,
+  type SettleResponse,
+} from "../../gen/svc/payment/v1/x402_pb.js";
+import type { SkuDefinition } from "../catalog/catalog-config.js";
+import type { Logger } from "../platform/log.js";
+import { errors, rpcError } from "../platform/rpc/errors.js";
+import { runInTransaction } from "../platform/db/transaction.js";
+import { ACCOUNTS, postEntry } from "../ledger/ledger.js";
+import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.js";
+import { parseInput, type SkuHandler } from "../skus/sku-handler.js";
+import { trustEnvelope } from "../trust/trust-envelope.js";
+import type { JobQueue } from "../jobs/job-queue.js";
+import { FacilitatorUnavailableError, type Facilitator } from "./facilitator.js";
+import type { X402PaymentEntity } from "./payment.entity.js";
+import { PaymentStore } from "./payment-store.js";
+import { challenge, matchRequirements, skuRequirements, type Challenge, type ChallengeContext } from "./requirements.js";
+import { decodePaymentHeader, encodePaymentRequired, encodeSettleResponse, PaymentDecodeError, X402_HEADERS } from "./wire.js";
+
+// The payment gate of a paid SKU call. Order: refuse what cannot be sold or has no subject (free),
+// challenge, decode and match the payment, claim it exactly once, verify, run the engine, settle only
+// after the deliverable exists (or the async job is accepted), then record the settlement proof and
+// the ledger entry in one transaction. A refusal or a failure before settlement charges nothing.
+
+export interface PaidCall {
+  skuId: string;
+  input: JsonObject;
+  paymentHeader: string | undefined;
+  baseUrl: string;
+}
+
+export interface PaymentGateDeps {
+  ds: DataSource;
+  store: PaymentStore;
+  facilitator: Facilitator;
+  jobs: JobQueue;
+  skus: ReadonlyMap<string, SkuDefinition>;
+  handlers: ReadonlyMap<string, SkuHandler<any>>;
+  /** Network, treasury, timeout and fee of challenges; the base URL is per request. */
+  challengeContext: Omit<ChallengeContext, "baseUrl">;
+  proofKey: ProofKey;
+  log: Logger;
+  /** How long a duplicate request waits for the first one to finish. */
+  duplicateWaitMs: number;
+}
+
+/** The fee on a catalog sale: the service rate, from the provider's share (internal identities get no discount). */
+export function feeSplit(amount: bigint, feeBps: number): { fee: bigint; payout: bigint } {
+  const fee = (amount * BigInt(feeBps)) / 10_000n;
+  return { fee, payout: amount - fee };
+}
+
+const IN_FLIGHT = ["verifying", "running", "settling"] as const;
+
+export class PaymentGate {
+  constructor(private readonly d: PaymentGateDeps) {}
+
+  async call(call: PaidCall, setHeader: (name: string, value: string) => void): Promise<CallServiceResponse> {
+    const sku = this.d.skus.get(call.skuId);
+    if (!sku) throw errors.notFound("sku_not_found", `no service ${call.skuId} in the catalog`);
+    if (sku.retired) return this.unpaid(sku, "this service is retired: no payment is taken and nothing is charged");
+    const handler = this.d.handlers.get(sku.skuId);
+    if (!handler) throw errors.gateRefused("service_unavailable", `${sku.skuId} is not sold on this server yet; nothing was charged`, sku.skuId);
+    const input = parseInput(handler, call.input);
+    const missing = await handler.precheck?.(input, this.d.ds.manager);
+    if (missing) return this.unpaid(sku, missing);
+
+    const ctx: ChallengeContext = { ...this.d.challengeContext, baseUrl: call.baseUrl };
+    const reqs = skuRequirements(sku, ctx);
+    const challengeFor = (error: string) => challenge(sku, reqs, ctx, error);
+    if (!call.paymentHeader) throw paymentError(Code.FailedPrecondition, "payment_required", "Payment required", challengeFor("Payment required"));
+    let payload: PaymentPayload;
+    try {
+      payload = decodePaymentHeader(call.paymentHeader);
+    } catch (err) {
+      const e = err as PaymentDecodeError;
+      throw paymentError(Code.InvalidArgument, "payment_invalid", `${e.reason}: ${e.message}`, challengeFor(e.reason));
+    }
+    const matched = matchRequirements(payload, reqs);
+    if (!matched) throw paymentError(Code.FailedPrecondition, "payment_failed", "No matching payment requirements", challengeFor("No matching payment requirements"));
+    const auth = payload.payload!.authorization!;
+    if (!isAddress(auth.from, { strict: false }) || !/^0x[0-9a-fA-F]{64}$/.test(auth.nonce)) {
+      throw paymentError(Code.InvalidArgument, "payment_invalid", "invalid_payload: authorization.from or nonce is malformed", challengeFor("invalid_payload"));
+    }
+    const payer = getAddress(auth.from);
+
+    for (let round = 0; round < 3; round++) {
+      const claim = await this.d.store.claim({
+        network: ctx.network.caip2,
+        asset: ctx.network.usdcAddress,
+        payer,
+        nonce: auth.nonce,
+        skuId: sku.skuId,
+        amount: sku.priceAtomic!,
+        x402Version: payload.x402Version,
+        payloadJson: JSON.stringify(toJson(PaymentPayloadSchema, payload)),
+        requirementsJson: JSON.stringify(toJson(PaymentRequirementsSchema, matched)),
+      });
+      if (claim.claimed) return this.pay(claim.payment, sku, handler, input, payload, matched, challengeFor, setHeader);
+      let existing = claim.existing;
+      if (existing.skuId !== sku.skuId) {
+        throw paymentError(Code.FailedPrecondition, "payment_reused", `this payment was made for ${existing.skuId}`, challengeFor("payment_reused"));
+      }
+      if ((IN_FLIGHT as readonly string[]).includes(existing.state)) existing = await this.d.store.waitUntilFinal(existing.paymentId, this.d.duplicateWaitMs);
+      if (existing.state === "settled" || existing.state === "refunded") return this.replay(existing, payload.x402Version, setHeader);
+      if ((IN_FLIGHT as readonly string[]).includes(existing.state)) {
+        throw errors.failedPrecondition("payment_in_progress", "this payment is being processed by another request; retry shortly");
+      }
+    }
+    throw errors.failedPrecondition("payment_in_progress", "this payment is being processed by another request; retry shortly");
+  }
+
+  private unpaid(sku: SkuDefinition, reason: string): CallServiceResponse {
+    return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.INSUFFICIENT_SUBJECT, reason, charged: false });
+  }
+
+  private async pay(
+    payment: X402PaymentEntity,
+    sku: SkuDefinition,
+    handler: SkuHandler<any>,
+    input: unknown,
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    challengeFor: (e: string) => Challenge,
+    setHeader: (name: string, value: string) => void,
+  ): Promise<CallServiceResponse> {
+    const id = payment.paymentId;
+    let verdict;
+    try {
+      verdict = await this.d.facilitator.verify(payload, requirements);
+    } catch (err) {
+      await this.d.store.transition(id, ["verifying"], "failed", { errorReason: "facilitator_unavailable" });
+      throw facilitatorDown(err);
+    }
+    if (!verdict.isValid) {
+      await this.d.store.transition(id, ["verifying"], "rejected", { errorReason: verdict.invalidReason });
+      throw paymentError(Code.FailedPrecondition, "payment_failed", `${verdict.invalidReason}: ${verdict.invalidMessage}`, challengeFor(verdict.invalidReason));
+    }
+    await this.d.store.transition(id, ["verifying"], "running");
+
+    let response: CallServiceResponse;
+    let jobId: string | undefined;
+    if (sku.mode === "sync") {
+      let deliverable: JsonObject;
+      try {
+        deliverable = await handler.run(input, { manager: this.d.ds.manager, payer: payment.payer, paymentId: id, now: new Date(), proofKey: this.d.proofKey });
+      } catch (err) {
+        await this.d.store.transition(id, ["running"], "failed", { errorReason: "service_failed" });
+        this.d.log.error({ err, sku: sku.skuId, paymentId: id }, "service failed before settlement; not charged");
+        throw errors.unavailable("service_failed", `${sku.skuId} failed to produce a deliverable; nothing was charged`, err);
+      }
+      response = create(CallServiceResponseSchema, {
+        skuId: sku.skuId,
+        status: CallStatus.DELIVERED,
+        deliverable,
+        svcTrust: trustEnvelopeProto(deliverable, sku),
+        poweredBy: handler.poweredBy,
+        charged: true,
+      });
+    } else {
+      jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: id, payer: payment.payer, inputJson: JSON.stringify(input) });
+      response = create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: true });
+    }
+
+    await this.d.store.transition(id, ["running"], "settling", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, response)), jobId: jobId ?? null });
+    let settled: SettleResponse;
+    try {
+      settled = await this.d.facilitator.settle(payload, requirements, { onSubmitted: (hash) => this.d.store.setTxHash(id, hash) });
+    } catch (err) {
+      const ambiguous = err instanceof FacilitatorUnavailableError ? err.ambiguous : true;
+      if (!ambiguous) {
+        await this.d.store.transition(id, ["settling"], "failed", { errorReason: "facilitator_unavailable" });
+        if (jobId) await this.d.jobs.move(jobId, ["queued"], "failed", { error: "payment did not settle" });
+      }
+      this.d.log.error({ err, paymentId: id, ambiguous }, "settlement did not complete");
+      throw ambiguous
+        ? errors.unavailable("settlement_unknown", "the settlement outcome is not known yet; send the same request with the same payment again to receive the result", err)
+        : facilitatorDown(err);
+    }
+    if (!settled.success) {
+      await this.d.store.transition(id, ["settling"], "failed", { errorReason: settled.errorReason, txHash: settled.transaction || null });
+      if (jobId) await this.d.jobs.move(jobId, ["queued"], "failed", { error: `payment did not settle: ${settled.errorReason}` });
+      setHeader(payload.x402Version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse, encodeSettleResponse(settled));
+      throw paymentError(Code.FailedPrecondition, "payment_failed", `settlement failed: ${settled.errorReason}`, challengeFor(settled.errorReason));
+    }
+    const final = await this.finalize(id, sku, settled.transaction, requirements.network, payment.payer);
+    setHeader(payload.x402Version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse, encodeSettleResponse(settled));
+    return final;
+  }
+
+  /**
+   * Marks a payment settled with its transaction, and in the same database transaction writes the
+   * settlement proof (kind 30120) and the ledger entry, and releases its async job. Idempotent.
+   */
+  async finalize(paymentId: string, sku: SkuDefinition, txHash: string, network: string, payer: string): Promise<CallServiceResponse> {
+    const ctx = this.d.challengeContext;
+    const { fee, payout } = feeSplit(sku.priceAtomic!, ctx.feeBps);
+    return runInTransaction(this.d.ds, async (m) => {
+      const payment = (await this.d.store.get(paymentId))!;
+      const response = fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson!));
+      response.paymentProof = create(PaymentProofSchema, { txHash, network: ctx.network.caip2, amount: sku.priceAtomic!.toString(), payer, proofUrl: `/v1/proofs/settlement/${txHash}` });
+      const responseJson = JSON.stringify(toJson(CallServiceResponseSchema, response));
+      if (payment.state === "settled") return response;
+      await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, responseJson }, m);
+      const provider = `svc:${sku.family}`;
+      await recordProof(m, this.d.proofKey, {
+        kind: PROOF_KIND.settledOutcome,
+        settlementRef: txHash,
+        taskClass: sku.family,
+        ts: new Date(),
+        body: {
+          sku_id: sku.skuId,
+          payment_id: paymentId,
+          network: ctx.network.caip2,
+          v1_network: network,
+          asset: ctx.network.usdcAddress,
+          payer,
+          amount: sku.priceAtomic!.toString(),
+          provider,
+          svc_fee_bps: ctx.feeBps,
+          svc_fee_amount: fee.toString(),
+          provider_payout_amount: payout.toString(),
+        },
+      });
+      await postEntry(m, "sku_sale", paymentId, [
+        { account: ACCOUNTS.treasuryUsdc, amount: sku.priceAtomic! },
+        { account: ACCOUNTS.feeRevenue, amount: -fee },
+        { account: ACCOUNTS.providerPayable(provider), amount: -payout },
+      ]);
+      if (payment.jobId) await this.d.jobs.move(payment.jobId, ["queued"], "pending", {}, m);
+      return response;
+    });
+  }
+
+  private replay(existing: X402PaymentEntity, version: number, setHeader: (name: string, value: string) => void): CallServiceResponse {
+    const receipt = create(SettleResponseSchema, { success: true, transaction: existing.txHash!, network: this.d.challengeContext.network.caip2, payer: existing.payer, amount: existing.amount.toString() });
+    setHeader(version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse, encodeSettleResponse(receipt));
+    return fromJson(CallServiceResponseSchema, JSON.parse(existing.responseJson!));
+  }
+}
+
+/** The `svc_trust` envelope of a deliverable. */
+export function trustEnvelopeProto(deliverable: JsonObject, sku: SkuDefinition): TrustEnvelope {
+  const t = trustEnvelope(deliverable, policyManifest(sku));
+  return create(TrustEnvelopeSchema, { contentSha256: t.content_sha256, contentScanned: t.content_scanned, contentFlags: t.content_flags, policyManifest: t.policy_manifest });
+}
+
+/** The gates applied to a call, reported in `svc_trust.policy_manifest`. */
+export function policyManifest(sku: SkuDefinition): JsonObject {
+  return {
+    payment: { mode: "enforce", scheme: "x402 exact (EIP-3009)", settle: "after delivery" },
+    content_scan: { mode: "flag", rules: "content-trap patterns (injection, hidden text)" },
+    onboarding: { mode: sku.onboardingRequired ? "enforce" : "off" },
+    proof: { kind: PROOF_KIND.settledOutcome, path: "/v1/proofs/settlement/{tx_hash}" },
+  };
+}
+
+function paymentError(code: Code, reason: string, message: string, ch: Challenge) {
+  return rpcError(code, reason, message, {
+    headers: { [X402_HEADERS.paymentRequired]: encodePaymentRequired(ch.v2) },
+    details: [
+      { desc: PaymentRequiredSchema, value: ch.v2 },
+      { desc: PaymentRequiredSchema, value: ch.v1 },
+    ],
+  });
+}
+
+function facilitatorDown(err: unknown) {
+  return errors.unavailable("facilitator_unavailable", `the payment facilitator is unavailable (${(err as Error).message}); nothing was charged`, err);
+}

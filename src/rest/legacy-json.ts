@@ -92,7 +92,8 @@ function fieldValue(msg: Record<string, unknown>, field: DescField): unknown {
 
 function messageOut(desc: DescMessage, msg: unknown): JsonValue {
   if (desc.typeName === "google.protobuf.Timestamp") return timestampDate(msg as Timestamp).toISOString();
-  if (JSON_WKT.has(desc.typeName)) return toJson(desc, msg as never);
+  // protobuf-es stores Struct fields as plain JSON objects; other JSON-shaped WKTs stay messages.
+  if (JSON_WKT.has(desc.typeName)) return typeof msg === "object" && msg !== null && "$typeName" in msg ? toJson(desc, msg as never) : (msg as JsonValue);
   return toLegacyJson(desc, msg as never);
 }
 

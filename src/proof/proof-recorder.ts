@@ -59,5 +59,8 @@ export async function recordProof(manager: EntityManager, key: ProofKey, p: Proo
     recordSha256: createHash("sha256").update(canonical).digest("hex"),
     integritySignature: createHmac("sha256", key.hmacKey).update(canonical).digest("hex"),
   });
-  return manager.save(record);
+  // insert, not save: save opens an implicit transaction of its own.
+  const res = await manager.insert(ProofRecordEntity, record);
+  record.sequence = Number(res.identifiers[0]!.sequence);
+  return record;
 }

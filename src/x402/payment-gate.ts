@@ -207,7 +207,7 @@ export class PaymentGate {
     const ctx = this.d.challengeContext;
     const { fee, payout } = feeSplit(sku.priceAtomic!, ctx.feeBps);
     return runInTransaction(this.d.ds, async (m) => {
-      const payment = (await this.d.store.get(paymentId))!;
+      const payment = (await this.d.store.get(paymentId, m))!; // the transaction's own connection: never a second one
       const response = fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson!));
       response.paymentProof = create(PaymentProofSchema, { txHash, network: ctx.network.caip2, amount: sku.priceAtomic!.toString(), payer, proofUrl: `/v1/proofs/settlement/${txHash}` });
       const responseJson = JSON.stringify(toJson(CallServiceResponseSchema, response));

@@ -81,8 +81,8 @@ export class PaymentStore {
     await this.ds.manager.update(X402PaymentEntity, { paymentId }, { txHash, updateTime: new Date() });
   }
 
-  get(paymentId: string): Promise<X402PaymentEntity | null> {
-    return this.ds.manager.findOneBy(X402PaymentEntity, { paymentId });
+  get(paymentId: string, manager: EntityManager = this.ds.manager): Promise<X402PaymentEntity | null> {
+    return manager.findOneBy(X402PaymentEntity, { paymentId });
   }
 
   findInStates(states: readonly PaymentState[]): Promise<X402PaymentEntity[]> {

@@ -4,6 +4,7 @@ import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema }
 import type { DatabaseConfig } from "../../config.js";
 import { ENTITIES } from "./entities.js";
 import { MIGRATIONS } from "./migrations/index.js";
+import { installSqliteSingleWriter } from "./sqlite-single-writer.js";
 
 // One DataSource per process. Schema changes only through migrations (`synchronize: false`
 // everywhere, tests included); both dialects run the same migration classes.
@@ -40,7 +41,10 @@ export function dataSourceOptions(db: DatabaseConfig, entities: EntityList = ENT
 
 /** Opens the database (creating the SQLite directory when needed). */
 export async function openDataSource(db: DatabaseConfig, entities?: EntityList): Promise<DataSource> {
-  if (db.kind === "sqlite") fs.mkdirSync(path.dirname(db.file), { recursive: true });
+  if (db.kind === "sqlite") {
+    fs.mkdirSync(path.dirname(db.file), { recursive: true });
+    installSqliteSingleWriter();
+  }
   const ds = new DataSource(dataSourceOptions(db, entities));
   await ds.initialize();
   return ds;

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from "typeorm";
 import { errors } from "../rpc/errors.js";
+import { withSqliteWriter } from "./sqlite-single-writer.js";
 
 const DEADLOCK = new Set(["ER_LOCK_DEADLOCK", "SQLITE_BUSY"]);
 const LOCK_WAIT = new Set(["ER_LOCK_WAIT_TIMEOUT"]);
@@ -15,6 +16,11 @@ function driverCode(err: unknown): string | undefined {
  * QueryRunner (bounded); a lock-wait timeout becomes Unavailable so the client may retry.
  */
 export async function runInTransaction<T>(ds: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  if (ds.options.type === "better-sqlite3") return withSqliteWriter(() => transaction(ds, work));
+  return transaction(ds, work);
+}
+
+async function transaction<T>(ds: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const runner = ds.createQueryRunner();
     try {

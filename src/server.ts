@@ -37,6 +37,7 @@ import { FacilitatorServiceImpl } from "./payment/facilitator.service.js";
 import { PaymentServiceImpl } from "./payment/payment.service.js";
 import { ProofServiceImpl } from "./proof/proof.service.js";
 import { skuHandlers } from "./skus/sku-handlers.js";
+import type { SkuHandler } from "./skus/sku-handler.js";
 import { NO_AGENTS } from "./skus/subject.js";
 import { BuiltInFacilitator } from "./x402/builtin-facilitator.js";
 import type { Facilitator } from "./x402/facilitator.js";
@@ -56,6 +57,8 @@ export interface AppDeps {
   skus: readonly SkuDefinition[];
   version: string;
   chain: ChainRuntime;
+  /** SKU engines; the deployment's real ones when unset (tests inject failing engines here). */
+  handlers?: ReadonlyMap<string, SkuHandler<any>>;
   startedAt?: number;
 }
 
@@ -78,7 +81,7 @@ export function buildApp(deps: AppDeps) {
   if (!facilitator) throw new Error("no facilitator: set FACILITATOR_URL or FACILITATOR_PRIVATE_KEY");
   const store = new PaymentStore(ds);
   const jobs = new JobQueue(ds);
-  const handlers = skuHandlers(NO_AGENTS);
+  const handlers = deps.handlers ?? skuHandlers(NO_AGENTS);
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const gate = new PaymentGate({
     ds,

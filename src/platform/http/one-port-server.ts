@@ -46,11 +46,14 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
+const MAX_HEADER_BYTES = 64 * 1024;
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export async function listenOnePort(handler: Handler, port: number, host: string): Promise<RunningServer> {
-  const h1 = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000 }, handler);
-  const h2 = http2.createServer({}, handler);
+  // 64 KB of headers: room for a payment header to be refused by the payment layer with its reason
+  // (it allows 16 KB); anything larger is refused by Node with 431.
+  const h1 = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, maxHeaderSize: MAX_HEADER_BYTES }, handler);
+  const h2 = http2.createServer({ settings: { maxHeaderListSize: MAX_HEADER_BYTES } }, handler);
   const sockets = new Set<net.Socket>();
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (s) => {

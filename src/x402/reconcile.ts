@@ -1,4 +1,4 @@
-import type { Hex } from "viem";
+import { getAbiItem, type Hex } from "viem";
 import type { ChainRuntime } from "../chain/chain-runtime.js";
 import { DEV_USDC } from "../chain/artifacts.js";
 import type { SkuDefinition } from "../catalog/catalog-config.js";
@@ -11,6 +11,22 @@ import type { PaymentStore } from "./payment-store.js";
 // a mined settlement is finalized (proof, ledger, job released); an authorization never executed is
 // marked failed (nothing was charged). Only rows idle longer than `staleMs` are touched, so payments
 // another live server is handling are left alone.
+
+/** Blocks searched back for a settlement whose hash was never recorded (a remote facilitator's). */
+const LOG_SEARCH_BLOCKS = 50_000n;
+
+/** The transaction that used (payer, nonce), from the token's AuthorizationUsed event. */
+async function findAuthorizationTx(chain: ChainRuntime, payer: Hex, nonce: Hex): Promise<Hex | undefined> {
+  const latest = await chain.publicClient.getBlockNumber();
+  const logs = (await chain.publicClient.getLogs({
+    address: chain.network.usdcAddress,
+    event: getAbiItem({ abi: DEV_USDC.abi, name: "AuthorizationUsed" }) as never,
+    args: { authorizer: payer, nonce } as never,
+    fromBlock: latest > LOG_SEARCH_BLOCKS ? latest - LOG_SEARCH_BLOCKS : 0n,
+    toBlock: latest,
+  })) as { transactionHash: Hex | null }[];
+  return logs[0]?.transactionHash ?? undefined;
+}
 
 export async function reconcilePayments(opts: {
   store: PaymentStore;
@@ -33,7 +49,8 @@ export async function reconcilePayments(opts: {
       functionName: "authorizationState",
       args: [p.payer as Hex, p.nonce as Hex],
     })) as boolean;
-    const receipt = p.txHash ? await chain.publicClient.getTransactionReceipt({ hash: p.txHash as Hex }).catch(() => undefined) : undefined;
+    const txHash = p.txHash ?? (used ? await findAuthorizationTx(chain, p.payer as Hex, p.nonce as Hex) : undefined);
+    const receipt = txHash ? await chain.publicClient.getTransactionReceipt({ hash: txHash as Hex }).catch(() => undefined) : undefined;
     if (used && receipt?.status === "success" && p.responseJson) {
       await gate.finalize(p.paymentId, skus.get(p.skuId)!, receipt.transactionHash, chain.network.caip2, p.payer);
       finalized++;

@@ -1,0 +1,97 @@
+import { expect } from "chai";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { devAccounts } from "../../../src/chain/dev-accounts.js";
+import { X402PaymentEntity } from "../../../src/x402/payment.entity.js";
+import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
+import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
+import { b64, challengeOf, newBuyer, signV2Payment, usdcBalance } from "../../fixtures/buyer.js";
+import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+
+// Payments interrupted mid-settlement are resolved against the chain when a server starts.
+
+const json = { "content-type": "application/json" };
+
+/** Relays to a real facilitator, but answers HTTP 500 to /settle: either before or after relaying it. */
+async function flakySettle(realUrl: string, relaySettle: boolean) {
+  const server = http.createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    if (req.url === "/settle") {
+      if (relaySettle) await fetch(`${realUrl}/settle`, { method: "POST", headers: json, body });
+      return void res.writeHead(500, json).end('{"error":"lost the answer"}');
+    }
+    const real = await fetch(`${realUrl}${req.url}`, { method: req.method, headers: json, body: req.method === "POST" ? body : undefined });
+    res.writeHead(real.status, json).end(await real.text());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe("reconciliation of interrupted settlements", function () {
+  this.timeout(60_000);
+  let settler: TestServer;
+  before(async () => {
+    settler = await startTestServer();
+  });
+  after(() => settler.close());
+
+  const seller = (facilitatorUrl: string) =>
+    startTestServer({
+      CHAIN_RPC_URL: settler.chain.rpcUrl,
+      CHAIN_NETWORK: "base-sepolia",
+      TREASURY_ADDRESS: devAccounts().treasury.address,
+      FACILITATOR_URL: facilitatorUrl,
+      SETTLE_TIMEOUT_MS: "1000",
+      WORKER_CONCURRENCY: "0",
+    });
+
+  async function interruptedPayment(relaySettle: boolean) {
+    const flaky = await flakySettle(`${settler.url}/facilitator`, relaySettle);
+    const first = await seller(flaky.url);
+    const buyer = await newBuyer(settler);
+    const before = await usdcBalance(settler, buyer.address);
+    const accepted = (await challengeOf(first, "agent.trust-badge", { subject: buyer.address })).accepts[0];
+    const header = b64(await signV2Payment(buyer, accepted));
+    const res = await fetch(`${first.url}/v1/services/agent.trust-badge`, { method: "POST", headers: { ...json, "payment-signature": header }, body: JSON.stringify({ subject: buyer.address }) });
+    expect(res.status).to.equal(503);
+    await first.close(); // the process "dies" with the payment in `settling`
+    await flaky.close();
+    await new Promise((r) => setTimeout(r, 1_100)); // older than SETTLE_TIMEOUT_MS: stale
+    return { buyer, before, header };
+  }
+
+  it("a settlement that was mined but whose answer was lost is finalized at start, and a replay gets that result", async () => {
+    const { buyer, before, header } = await interruptedPayment(true);
+    expect(await usdcBalance(settler, buyer.address)).to.equal(before - 10_000n); // it did settle on-chain
+    const restarted = await seller(`${settler.url}/facilitator`);
+    try {
+      const row = await restarted.ds.manager.findOneByOrFail(X402PaymentEntity, { payer: buyer.address });
+      expect(row.state).to.equal("settled");
+      expect(row.txHash).to.match(/^0x[0-9a-f]{64}$/);
+      expect(await restarted.ds.manager.countBy(ProofRecordEntity, { settlementRef: row.txHash! })).to.equal(1);
+      const replay = await fetch(`${restarted.url}/v1/services/agent.trust-badge`, { method: "POST", headers: { ...json, "payment-signature": header }, body: JSON.stringify({ subject: buyer.address }) });
+      expect(replay.status).to.equal(200);
+      expect(((await replay.json()) as Record<string, any>).payment_proof.tx_hash).to.equal(row.txHash);
+      expect(await usdcBalance(settler, buyer.address)).to.equal(before - 10_000n); // charged once
+      await expectLedgerConsistent(restarted.ds);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it("a settlement that never reached the chain is marked failed at start; the same payment then pays once", async () => {
+    const { buyer, before, header } = await interruptedPayment(false);
+    expect(await usdcBalance(settler, buyer.address)).to.equal(before);
+    const restarted = await seller(`${settler.url}/facilitator`);
+    try {
+      expect((await restarted.ds.manager.findOneByOrFail(X402PaymentEntity, { payer: buyer.address })).state).to.equal("failed");
+      const retry = await fetch(`${restarted.url}/v1/services/agent.trust-badge`, { method: "POST", headers: { ...json, "payment-signature": header }, body: JSON.stringify({ subject: buyer.address }) });
+      expect(retry.status).to.equal(200);
+      expect(await usdcBalance(settler, buyer.address)).to.equal(before - 10_000n);
+      await expectLedgerConsistent(restarted.ds);
+    } finally {
+      await restarted.close();
+    }
+  });
+});

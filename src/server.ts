@@ -39,7 +39,7 @@ import { ProofServiceImpl } from "./proof/proof.service.js";
 import { skuHandlers } from "./skus/sku-handlers.js";
 import type { SkuHandler } from "./skus/sku-handler.js";
 import { NO_AGENTS } from "./skus/subject.js";
-import { BuiltInFacilitator } from "./x402/builtin-facilitator.js";
+import { BuiltInFacilitator, type SignerRecovery } from "./x402/builtin-facilitator.js";
 import type { Facilitator } from "./x402/facilitator.js";
 import { HttpFacilitator } from "./x402/http-facilitator.js";
 import { PaymentGate } from "./x402/payment-gate.js";
@@ -57,6 +57,8 @@ export interface AppDeps {
   skus: readonly SkuDefinition[];
   version: string;
   chain: ChainRuntime;
+  /** Signer recovery of the built-in facilitator (the benchmark swaps in viem's pure-JS one). */
+  signatureRecovery?: SignerRecovery;
   /** SKU engines; the deployment's real ones when unset (tests inject failing engines here). */
   handlers?: ReadonlyMap<string, SkuHandler<any>>;
   startedAt?: number;
@@ -77,7 +79,7 @@ export function buildApp(deps: AppDeps) {
   const sender = (account: ChainRuntime["facilitatorAccount"]) => (account ? new TransactionSender(chain.publicClient, account, chain.chain, senderOptions) : undefined);
   const facilitator: Facilitator | undefined = config.facilitatorUrl
     ? new HttpFacilitator(config.facilitatorUrl, config.facilitatorTimeoutMs)
-    : chain.facilitatorAccount && new BuiltInFacilitator(chain.network, chain.publicClient, sender(chain.facilitatorAccount)!);
+    : chain.facilitatorAccount && new BuiltInFacilitator(chain.network, chain.publicClient, sender(chain.facilitatorAccount)!, undefined, deps.signatureRecovery);
   if (!facilitator) throw new Error("no facilitator: set FACILITATOR_URL or FACILITATOR_PRIVATE_KEY");
   const store = new PaymentStore(ds);
   const jobs = new JobQueue(ds);

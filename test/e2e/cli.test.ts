@@ -8,7 +8,7 @@ const TSX = "node_modules/.bin/tsx";
 
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { DATABASE_URL: _ignored, ...rest } = process.env;
-  return { ...rest, LOG_LEVEL: "info", ...testDatabaseEnv(), ...extra };
+  return { ...rest, LOG_LEVEL: "info", DEV_CHAIN_PERSIST: "false", ...testDatabaseEnv(), ...extra };
 }
 
 describe("svc CLI", () => {
@@ -28,7 +28,7 @@ describe("svc CLI", () => {
       });
       child.on("exit", (code) => reject(new Error(`exited early (${code}):\n${out}`)));
     });
-    expect((await fetch(`${url}/v1/health`)).status).to.equal(200);
+    const health = (await (await fetch(`${url}/v1/health`)).json()) as { chain: { rpc_url: string } };
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
     expect(await exited).to.equal(0);
@@ -36,6 +36,9 @@ describe("svc CLI", () => {
     let refused = false;
     await fetch(`${url}/v1/health`).catch(() => (refused = true));
     expect(refused).to.equal(true);
+    let chainGone = false; // the embedded dev chain stops with the server
+    await fetch(health.chain.rpc_url, { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' }).catch(() => (chainGone = true));
+    expect(chainGone).to.equal(true);
   });
 
   it("migrate: reports nothing pending on a migrated database", async () => {

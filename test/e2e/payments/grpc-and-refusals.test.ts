@@ -31,6 +31,8 @@ describe("paid calls over gRPC, free refusals, and refunds", function () {
     const real = handlers.get("agent.prehire-check")!;
     const failing: SkuHandler<any> = { ...real, run: async () => { engineCalls++; throw new Error("upstream engine crashed"); } };
     handlers.set("agent.prehire-check", failing);
+    const seal = handlers.get("attestation.single-use-seal")!;
+    handlers.set("attestation.single-use-seal", { ...seal, run: async () => { throw new Error("seal store unavailable"); } });
     srv = await startTestServer({}, { handlers });
     h2 = new Http2SessionManager(srv.url);
   });
@@ -90,6 +92,18 @@ describe("paid calls over gRPC, free refusals, and refunds", function () {
     const res = await fetch(`${srv.url}/v1/services/nope.nothing`, { method: "POST", headers: json, body: "{}" });
     expect(res.status).to.equal(404);
     expect(await res.json()).to.have.nested.property("error.code", "sku_not_found");
+  });
+
+  it("a sync engine that fails after verification answers 503 service_failed and charges nothing", async () => {
+    const buyer = await newBuyer(srv);
+    const before = await usdcBalance(srv, buyer.address);
+    const { wrapFetchWithPayment, x402Client: FetchClient } = await import("@x402/fetch");
+    const pay = wrapFetchWithPayment(fetch, new FetchClient().register("eip155:*", new ExactEvmScheme(buyer.account)));
+    const res = await pay(`${srv.url}/v1/services/attestation.single-use-seal`, { method: "POST", headers: json, body: JSON.stringify({ producer: "p", content: "x" }) });
+    expect(res.status).to.equal(503);
+    expect(await res.json()).to.have.nested.property("error.code", "service_failed");
+    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect((await srv.ds.manager.findOneByOrFail(X402PaymentEntity, { payer: buyer.address })).state).to.equal("failed");
   });
 
   it("an async job that fails after settlement is retried, then refunded on-chain, and the refund is recorded", async () => {

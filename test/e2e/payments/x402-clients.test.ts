@@ -100,6 +100,25 @@ describe("x402 clients pay on the dev chain", function () {
     expect(await usdcBalance(srv, buyer.address)).to.equal(before - 50_000n);
   });
 
+  it("lists settlement proofs newest first, paged, with the limit clamped and checked", async () => {
+    const page1 = (await (await fetch(`${srv.url}/v1/proofs/settlements?limit=2`)).json()) as { proofs: { sequence: number; kind: number }[]; next_page_token: string };
+    expect(page1.proofs).to.have.length(2);
+    expect(page1.proofs[0]!.sequence).to.be.greaterThan(page1.proofs[1]!.sequence);
+    expect(page1.proofs.every((p) => p.kind === 30120)).to.equal(true);
+    const page2 = (await (await fetch(`${srv.url}/v1/proofs/settlements?limit=2&page_token=${page1.next_page_token}`)).json()) as { proofs: { sequence: number }[] };
+    expect(page2.proofs[0]!.sequence).to.be.lessThan(page1.proofs[1]!.sequence);
+    expect((await fetch(`${srv.url}/v1/proofs/settlements?limit=100000`)).status).to.equal(200);
+    expect((await fetch(`${srv.url}/v1/proofs/settlements?limit=-1`)).status).to.equal(400);
+    expect((await fetch(`${srv.url}/v1/proofs/settlements?page_token=bogus`)).status).to.equal(400);
+    expect((await fetch(`${srv.url}/v1/proofs/settlement/0x${"0".repeat(64)}`)).status).to.equal(404);
+  });
+
+  it("reports the dev chain in /v1/health", async () => {
+    const health = (await (await fetch(`${srv.url}/v1/health`)).json()) as Record<string, any>;
+    expect(health.chain).to.deep.equal({ network: "eip155:84532", asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e", pay_to: srv.chain.treasury, rpc_url: srv.chain.rpcUrl, dev_chain: true });
+    expect(health.checks.map((c: { name: string; ready: boolean }) => [c.name, c.ready])).to.deep.equal([["database", true], ["chain", true]]);
+  });
+
   it("x402-fetch 1.x pays an async SKU once its cap is raised to the price, as a buyer would", async () => {
     const buyer = await newBuyer(srv);
     const wallet = createWalletClient({ account: buyer.account, chain: baseSepolia, transport: http(srv.chain.rpcUrl) }).extend(publicActions);

@@ -1,3 +1,4 @@
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../src/x402/eip3009.js";
 import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
@@ -19,16 +20,7 @@ import { nativeRecovery, type SignerRecovery } from "../src/x402/builtin-facilit
 // Figures are printed, never asserted.
 
 const DOMAIN = { name: "USDC", version: "2", chainId: 84532, verifyingContract: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" as Address };
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-} as const;
+const TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 const viemRecovery: SignerRecovery = (_sep, auth, signature) =>
   recoverTypedDataAddress({ domain: DOMAIN, types: TYPES, primaryType: "TransferWithAuthorization", message: auth, signature });

@@ -24,7 +24,9 @@ export interface DevChainOptions {
   log: Logger;
 }
 
+/** anvil from its npm binary package (linux x64 here), or ANVIL_BINARY on other platforms. */
 function anvilBinary(): string {
+  if (process.env.ANVIL_BINARY) return process.env.ANVIL_BINARY;
   const require = createRequire(import.meta.url);
   const pkg = `@foundry-rs/anvil-${process.platform === "win32" ? "win32" : process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
   return path.join(path.dirname(require.resolve(`${pkg}/package.json`)), "bin", process.platform === "win32" ? "anvil.exe" : "anvil");

@@ -3,7 +3,7 @@ import type { EntityManager } from "typeorm";
 import { reputationScore } from "../reputation/reputation-score.js";
 import { ProofRecordEntity } from "../proof/proof-record.entity.js";
 import { PROOF_KIND } from "../proof/proof-recorder.js";
-import { parseSubject, SubjectText, type AgentDirectory } from "./subject.js";
+import { resolveSubject, SubjectText, unresolvedSubject, type AgentDirectory } from "./subject.js";
 import { settlementHistory } from "./settlement-history.js";
 import type { SkuHandler } from "./sku-handler.js";
 
@@ -28,15 +28,9 @@ export function agentPrehireCheck(directory: AgentDirectory): SkuHandler<Input> 
     skuId: "agent.prehire-check",
     poweredBy: "svc-ledger/prehire-check",
     input: Input,
-    async precheck(input) {
-      const s = parseSubject(input.subject);
-      if (s.kind === "agent" && !(await directory.resolve(s.name))) return `no registered agent named ${s.name}`;
-      return undefined;
-    },
+    precheck: (input) => unresolvedSubject(directory, input.subject),
     async run(input, ctx) {
-      const s = parseSubject(input.subject);
-      const agent = s.kind === "agent" ? await directory.resolve(s.name) : undefined;
-      const wallet = s.kind === "wallet" ? s.address : agent?.evmAddress;
+      const { subject: s, agent, wallet } = (await resolveSubject(directory, input.subject))!;
       const history = wallet ? await settlementHistory(ctx.manager, wallet) : undefined;
       const disputes = await disputesAbout(ctx.manager, input.subject, wallet);
       const incidents: string[] = [];

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { reputationScore } from "../reputation/reputation-score.js";
-import { parseSubject, SubjectText, type AgentDirectory } from "./subject.js";
+import { resolveSubject, SubjectText, unresolvedSubject, type AgentDirectory } from "./subject.js";
 import { settlementHistory } from "./settlement-history.js";
 import type { SkuHandler } from "./sku-handler.js";
 
@@ -14,15 +14,9 @@ export function agentTrustBadge(directory: AgentDirectory): SkuHandler<Input> {
     skuId: "agent.trust-badge",
     poweredBy: "svc-ledger/trust-badge",
     input: Input,
-    async precheck(input) {
-      const s = parseSubject(input.subject);
-      if (s.kind === "agent" && !(await directory.resolve(s.name))) return `no registered agent named ${s.name}`;
-      return undefined;
-    },
+    precheck: (input) => unresolvedSubject(directory, input.subject),
     async run(input, ctx) {
-      const s = parseSubject(input.subject);
-      const agent = s.kind === "agent" ? await directory.resolve(s.name) : undefined;
-      const wallet = s.kind === "wallet" ? s.address : agent?.evmAddress;
+      const { agent, wallet } = (await resolveSubject(directory, input.subject))!;
       const history = wallet ? await settlementHistory(ctx.manager, wallet) : undefined;
       const proofs = history?.settled_payments ?? 0;
       const score = reputationScore({ proofs, averageQuality: 0, distinctKinds: proofs > 0 ? 1 : 0, averageChainDepth: 0 }, agent !== undefined);

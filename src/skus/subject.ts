@@ -19,3 +19,23 @@ export interface AgentDirectory {
 
 /** The directory of a deployment without the registry: it knows no agents, so agent subjects never resolve. */
 export const NO_AGENTS: AgentDirectory = { resolve: async () => undefined };
+
+export interface ResolvedSubject {
+  subject: Subject;
+  agent: { agentId: string; name: string; evmAddress?: string } | undefined;
+  /** The wallet whose settlement history speaks for the subject, if any. */
+  wallet: string | undefined;
+}
+
+/** Resolves a subject; an agent name the directory does not know resolves to undefined. */
+export async function resolveSubject(directory: AgentDirectory, text: string): Promise<ResolvedSubject | undefined> {
+  const subject = parseSubject(text);
+  if (subject.kind === "wallet") return { subject, agent: undefined, wallet: subject.address };
+  const agent = await directory.resolve(subject.name);
+  return agent ? { subject, agent, wallet: agent.evmAddress } : undefined;
+}
+
+/** The `precheck` of SKUs about a subject: a reason when it does not resolve. */
+export async function unresolvedSubject(directory: AgentDirectory, text: string): Promise<string | undefined> {
+  return (await resolveSubject(directory, text)) ? undefined : `no registered agent named ${text}`;
+}

@@ -18,6 +18,18 @@ export const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak_256(
 /** Half the secp256k1 order: signatures with a larger `s` are malleable; USDC refuses them. */
 const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
+/** EIP-712 types of TransferWithAuthorization, for signers (viem `signTypedData`). */
+export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
+  TransferWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+} as const;
+
 export interface Eip712Domain {
   name: string;
   version: string;

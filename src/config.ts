@@ -30,6 +30,8 @@ const EnvSchema = z.object({
   TREASURY_PRIVATE_KEY: z.string().regex(HEX_KEY, "must be a 0x-prefixed 32-byte hex key").optional(),
   FACILITATOR_PRIVATE_KEY: z.string().regex(HEX_KEY, "must be a 0x-prefixed 32-byte hex key").optional(),
   FACILITATOR_URL: z.url().optional(),
+  FACILITATOR_AUTH_TOKEN: z.string().min(16).optional(),
+  FACILITATOR_API_KEY: z.string().min(16).optional(),
   FACILITATOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   PAYMENT_TIMEOUT_SECONDS: z.coerce.number().int().min(10).max(3600).default(300),
   SETTLE_RESEND_AFTER_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
@@ -64,6 +66,10 @@ export interface Config {
   facilitatorPrivateKey: `0x${string}` | undefined;
   /** Remote x402 facilitator; the built-in one when unset. */
   facilitatorUrl: string | undefined;
+  /** Bearer token sent to the remote facilitator. */
+  facilitatorAuthToken: string | undefined;
+  /** Bearer key required by this server's own /facilitator/verify and /settle; they are closed when unset. */
+  facilitatorApiKey: string | undefined;
   facilitatorTimeoutMs: number;
   /** `maxTimeoutSeconds` of the challenge: how long a signed authorization may stay valid. */
   paymentTimeoutSeconds: number;
@@ -115,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     treasuryPrivateKey: e.TREASURY_PRIVATE_KEY as `0x${string}` | undefined,
     facilitatorPrivateKey: e.FACILITATOR_PRIVATE_KEY as `0x${string}` | undefined,
     facilitatorUrl: e.FACILITATOR_URL?.replace(/\/+$/, ""),
+    facilitatorAuthToken: e.FACILITATOR_AUTH_TOKEN,
+    facilitatorApiKey: e.FACILITATOR_API_KEY,
     facilitatorTimeoutMs: e.FACILITATOR_TIMEOUT_MS,
     paymentTimeoutSeconds: e.PAYMENT_TIMEOUT_SECONDS,
     settleResendAfterMs: e.SETTLE_RESEND_AFTER_MS,

@@ -44,7 +44,7 @@ import type { Facilitator } from "./x402/facilitator.js";
 import { HttpFacilitator } from "./x402/http-facilitator.js";
 import { PaymentGate } from "./x402/payment-gate.js";
 import { PaymentStore } from "./x402/payment-store.js";
-import { reconcilePayments } from "./x402/reconcile.js";
+import { Reconciler } from "./x402/reconcile.js";
 import { Refunder } from "./x402/refunds.js";
 
 // Composition of one server: service implementations, interceptors, the Connect router (gRPC,
@@ -76,16 +76,23 @@ export function buildApp(deps: AppDeps) {
   const proofKey = { hmacKey: config.proofHmacKey, isDevelopmentKey: config.proofHmacKeyIsDev };
   const feeBps = FEE_SCHEDULE.serviceRateBps; // catalog SKUs are sold by internal identities: never discounted
   const senderOptions = { resendAfterMs: config.settleResendAfterMs, timeoutMs: config.settleTimeoutMs, pollMs: chain.dev ? 25 : 1_000, log };
-  const sender = (account: ChainRuntime["facilitatorAccount"]) => (account ? new TransactionSender(chain.publicClient, account, chain.chain, senderOptions) : undefined);
+  // One sender per key: two senders of one key would hand out the same nonces.
+  const senders = new Map<string, TransactionSender>();
+  const sender = (account: ChainRuntime["facilitatorAccount"]) => {
+    if (!account) return undefined;
+    if (!senders.has(account.address)) senders.set(account.address, new TransactionSender(chain.publicClient, account, chain.chain, senderOptions));
+    return senders.get(account.address);
+  };
   const facilitator: Facilitator | undefined = config.facilitatorUrl
-    ? new HttpFacilitator(config.facilitatorUrl, config.facilitatorTimeoutMs)
+    ? new HttpFacilitator(config.facilitatorUrl, config.facilitatorTimeoutMs, config.facilitatorAuthToken)
     : chain.facilitatorAccount && new BuiltInFacilitator(chain.network, chain.publicClient, sender(chain.facilitatorAccount)!, undefined, deps.signatureRecovery);
   if (!facilitator) throw new Error("no facilitator: set FACILITATOR_URL or FACILITATOR_PRIVATE_KEY");
   const store = new PaymentStore(ds);
   const jobs = new JobQueue(ds);
   const handlers = deps.handlers ?? skuHandlers(NO_AGENTS);
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
-  const gate = new PaymentGate({
+  const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
+  const gate: PaymentGate = new PaymentGate({
     ds,
     store,
     facilitator,
@@ -96,18 +103,21 @@ export function buildApp(deps: AppDeps) {
     proofKey,
     log,
     duplicateWaitMs: 30_000,
+    staleAfterMs: config.settleTimeoutMs,
+    resolveInFlight: async (p) => void (await reconciler.reconcile(p)),
+    canRefund: refunder.available,
   });
-  const refunder = new Refunder(ds, store, chain.network, sender(chain.treasuryAccount), feeBps);
+  const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });
   const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency });
   const payment = new PaymentServiceImpl({ gate, jobs, store, chain, faucetSender: sender(chain.faucetAccount), publicBaseUrl: config.publicBaseUrl, onJobAccepted: () => worker.nudge() });
-  const facilitatorApi = new FacilitatorServiceImpl(facilitator, chain.treasury);
+  const facilitatorApi = new FacilitatorServiceImpl(facilitator, chain.treasury, config.facilitatorApiKey);
   const proofs = new ProofServiceImpl(ds, proofKey);
   const liveRuleSections = new Set<RuleSection>();
   const rules = new RulesServiceImpl(liveRuleSections);
   const catalog = new CatalogServiceImpl({
     skus: deps.skus,
     network: config.network,
-    isAvailable: (skuId) => handlers.has(skuId),
+    isAvailable: (skuId) => handlers.has(skuId) && (skuMap.get(skuId)?.mode === "sync" || refunder.available),
     rules: () => rules.getRules(),
     readiness: async () => [await databaseReadiness(ds), await chainReadiness(chain)],
     chainInfo: () => create(ChainInfoSchema, { network: chain.network.caip2, asset: chain.network.usdcAddress, payTo: chain.treasury, rpcUrl: chain.dev ? chain.rpcUrl : "", devChain: chain.dev }),
@@ -158,8 +168,9 @@ export function buildApp(deps: AppDeps) {
     table,
     /** Reconciles payments interrupted by a crash, then starts the in-process job workers. */
     async start() {
-      const r = await reconcilePayments({ store, gate, jobs, chain, skus: skuMap, log, staleMs: config.settleTimeoutMs });
+      const r = await reconciler.reconcileAll(config.settleTimeoutMs);
       if (r.finalized || r.failed) log.info(r, "payments reconciled at start");
+      await refunder.resume();
       worker.start();
     },
     async stop() {

@@ -1,8 +1,10 @@
-import type { Address, Chain, Hex, LocalAccount, PublicClient, TransactionReceipt } from "viem";
+import { BaseError, RpcRequestError, type Address, type Chain, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
 import type { Logger } from "../platform/log.js";
 
 // Sends transactions from one key under concurrency without nonce collisions or stalls:
-// - nonces are handed out in order by one in-process counter (re-synced from the chain on error);
+// - nonces are handed out in order by one in-process counter; a nonce whose transaction was never
+//   accepted by the node is handed back and reused first, so the sequence has no gap (one sender per
+//   key per process: two processes must not share a settlement key);
 // - one watcher polls the receipts of every outstanding transaction in a single JSON-RPC batch;
 // - a transaction not mined within `resendAfterMs` is re-sent with the same nonce and fees raised
 //   by a quarter (a node may park it behind a stale fee), until `timeoutMs`.
@@ -20,16 +22,26 @@ export interface SenderOptions {
   log: Logger;
 }
 
+/** Sent, but not mined in time: the outcome is unknown (the transaction may still be mined). */
 export class SendTimeoutError extends Error {
   constructor(readonly hashes: Hex[]) {
     super(`transaction not mined in time (${hashes.join(", ")})`);
   }
 }
 
+/** Never accepted by the node: nothing was broadcast, nothing can be mined. */
+export class BroadcastError extends Error {}
+
 type Waiter = { resolve(r: TransactionReceipt): void };
+
+/** True when the node answered with a JSON-RPC error (as opposed to no answer at all). */
+function nodeRefused(err: unknown): boolean {
+  return err instanceof BaseError && err.walk((e) => e instanceof RpcRequestError) !== null;
+}
 
 export class TransactionSender {
   private nextNonce: number | undefined;
+  private readonly returned: number[] = [];
   private nonceQueue: Promise<unknown> = Promise.resolve();
   private readonly waiting = new Map<Hex, Waiter[]>();
   private timer: NodeJS.Timeout | undefined;
@@ -48,14 +60,53 @@ export class TransactionSender {
 
   /** Sends and waits for the receipt. `onSubmitted` runs once the first hash is known. */
   async send(req: SendRequest, onSubmitted?: (hash: Hex) => Promise<void> | void): Promise<TransactionReceipt> {
-    const nonce = await this.allocateNonce();
-    let fees = await this.fees();
-    const hashes: Hex[] = [];
+    let fees: Awaited<ReturnType<TransactionSender["fees"]>>;
+    try {
+      fees = await this.fees();
+    } catch (err) {
+      throw new BroadcastError(`could not read gas fees: ${(err as Error).message}`);
+    }
+    const nonce = await this.firstBroadcastNonce(req, fees, onSubmitted);
+    return this.follow(req, nonce.nonce, fees, [nonce.hash]);
+  }
+
+  /** Broadcasts with a fresh nonce; a nonce the node did not accept goes back to the pool. */
+  private async firstBroadcastNonce(req: SendRequest, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, onSubmitted?: (hash: Hex) => Promise<void> | void) {
+    for (let attempt = 1; ; attempt++) {
+      const nonce = await this.allocateNonce();
+      let hash: Hex;
+      try {
+        hash = await this.broadcast(req, nonce, fees, []);
+      } catch (err) {
+        const text = String((err as Error).message).toLowerCase();
+        if (text.includes("nonce too low") && attempt < 4) {
+          await this.skipAhead(); // someone else used it: never hand it out again
+          continue;
+        }
+        if (nodeRefused(err)) {
+          // The node answered and refused: nothing was broadcast. Reuse the nonce first.
+          this.returned.push(nonce);
+          this.returned.sort((a, b) => a - b);
+          this.scheduleGapFill(nonce);
+          throw new BroadcastError(`transaction was not accepted: ${(err as Error).message}`);
+        }
+        // No answer: it may or may not have reached the node. Never reuse the nonce; fill it if unused.
+        this.scheduleGapFill(nonce);
+        throw new SendTimeoutError([]);
+      }
+      await onSubmitted?.(hash);
+      return { nonce, hash };
+    }
+  }
+
+  private async follow(req: SendRequest, nonce: number, initialFees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, hashes: Hex[]): Promise<TransactionReceipt> {
+    let fees = initialFees;
     const deadline = Date.now() + this.opts.timeoutMs;
-    for (;;) {
-      const hash = await this.broadcast(req, nonce, fees, hashes);
-      if (hashes.length === 0) await onSubmitted?.(hash);
-      if (!hashes.includes(hash)) hashes.push(hash);
+    for (let first = true; ; first = false) {
+      if (!first) {
+        const hash = await this.broadcast(req, nonce, fees, hashes).catch(() => hashes[hashes.length - 1]!);
+        if (!hashes.includes(hash)) hashes.push(hash);
+      }
       const receipt = await this.waitForAny(hashes, Math.min(this.opts.resendAfterMs, deadline - Date.now()));
       if (receipt) return receipt;
       if (Date.now() >= deadline) throw new SendTimeoutError(hashes);
@@ -82,27 +133,53 @@ export class TransactionSender {
       if (earlier.length && (text.includes("nonce too low") || text.includes("already known") || text.includes("underpriced"))) {
         return earlier[earlier.length - 1]!;
       }
-      // This nonce was never used: hand it back so the sequence has no gap, then fail this send.
-      await this.resyncNonce();
       throw err;
     }
   }
 
   private allocateNonce(): Promise<number> {
     const next = this.nonceQueue.then(async () => {
+      if (this.returned.length) return this.returned.shift()!;
       if (this.nextNonce === undefined) {
         this.nextNonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });
       }
       return this.nextNonce++;
     });
     this.nonceQueue = next.catch(() => undefined);
-    return next;
+    return next.catch((err) => {
+      throw new BroadcastError(`could not read the account nonce: ${(err as Error).message}`);
+    });
   }
 
-  private async resyncNonce(): Promise<void> {
-    await (this.nonceQueue = this.nonceQueue.then(async () => {
-      this.nextNonce = await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });
-    }).catch(() => (this.nextNonce = undefined)));
+  /**
+   * A nonce that nobody used would hold back every later transaction of this key: after a delay, if the
+   * chain has not used it and no new send took it, a 0-value transfer to self fills it.
+   */
+  private scheduleGapFill(nonce: number, delayMs = this.opts.resendAfterMs): void {
+    setTimeout(() => {
+      void (async () => {
+        const pending = await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });
+        if (pending > nonce) return; // used by its own transaction or a later send
+        const i = this.returned.indexOf(nonce);
+        if (i >= 0) this.returned.splice(i, 1);
+        const fees = await this.fees();
+        await this.broadcast({ to: this.account.address, data: "0x", gas: 21_000n }, nonce, fees, []);
+        this.opts.log.warn({ nonce }, "filled an unused nonce with a 0-value transfer to self");
+      })().catch((err) => {
+        if (!String((err as Error).message).toLowerCase().includes("nonce too low")) this.scheduleGapFill(nonce, Math.min(delayMs * 2, 60_000));
+      });
+    }, delayMs).unref();
+  }
+
+  /** Moves the counter forward to the chain's pending count (never backward: allocated nonces stay unique). */
+  private async skipAhead(): Promise<void> {
+    await (this.nonceQueue = this.nonceQueue
+      .then(async () => {
+        const pending = await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });
+        this.returned.splice(0, this.returned.length, ...this.returned.filter((n) => n >= pending));
+        if (this.nextNonce === undefined || pending > this.nextNonce) this.nextNonce = pending;
+      })
+      .catch(() => undefined));
   }
 
   private async fees() {

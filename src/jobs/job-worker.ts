@@ -65,7 +65,9 @@ export class JobWorker {
       const job = await this.d.jobs.claim().catch((err) => void this.d.log.error({ err }, "job claim failed"));
       if (!job) return;
       this.running++;
-      const p = this.process(job).finally(() => {
+      const p = this.process(job)
+        .catch((err) => this.d.log.error({ err, jobId: job.jobId }, "async job processing failed"))
+        .finally(() => {
         this.running--;
         this.inFlight.delete(p);
       });
@@ -74,6 +76,8 @@ export class JobWorker {
   }
 
   private async process(job: ServiceJobEntity): Promise<void> {
+    // A job whose lease ran out after its last attempt goes straight to the refund: never a 4th run.
+    if (job.attempts > MAX_ATTEMPTS) return this.refund(job, job.error ?? "attempts exhausted");
     const sku = this.d.skus.get(job.skuId)!;
     const handler = this.d.handlers.get(job.skuId)!;
     const payment = (await this.d.store.get(job.paymentId))!;
@@ -95,13 +99,15 @@ export class JobWorker {
   }
 
   private async refund(job: ServiceJobEntity, reason: string): Promise<void> {
+    // Out of the claimable states first: no other worker runs or refunds this job again.
+    const error = `failed after ${Math.min(job.attempts, MAX_ATTEMPTS)} attempts: ${reason}`.slice(0, 500);
+    if (!(await this.d.jobs.move(job.jobId, ["running"], "refunding", { error, leaseUntil: null }))) return;
     try {
-      const tx = await this.d.refunder.refund(job.paymentId, this.d.skus.get(job.skuId)!.family);
-      await this.d.jobs.move(job.jobId, ["running"], "refunded", { error: `failed after ${job.attempts} attempts: ${reason}`.slice(0, 500), finishTime: new Date(), leaseUntil: null });
+      const tx = await this.d.refunder.refund(job.paymentId);
       this.d.log.info({ jobId: job.jobId, refundTx: tx }, "async job failed; payment refunded");
     } catch (err) {
-      await this.d.jobs.move(job.jobId, ["running"], "failed", { error: `failed; refund owed: ${(err as Error).message}`.slice(0, 500), finishTime: new Date(), leaseUntil: null });
-      this.d.log.error({ err, jobId: job.jobId }, "async job failed and the refund could not be sent");
+      // The job stays `refunding` and the payment `refunding`: resumed at the next start.
+      this.d.log.error({ err, jobId: job.jobId }, "async job failed and the refund is not complete yet");
     }
   }
 }

@@ -1,8 +1,8 @@
 import { Column, Entity, Index, PrimaryColumn } from "typeorm";
 import { LONG_TEXT, TIMESTAMP } from "../platform/db/column-types.js";
 
-/** `queued` until paid, `pending` when claimable, `running` under a lease, then a final state. */
-export type JobState = "queued" | "pending" | "running" | "delivered" | "failed" | "refunded";
+/** `queued` until paid, `pending` when claimable, `running` under a lease, `refunding` after giving up, then final. */
+export type JobState = "queued" | "pending" | "running" | "delivered" | "failed" | "refunding" | "refunded";
 
 // An asynchronous SKU run. Workers claim pending jobs under a lease that expires if they die.
 @Entity({ name: "service_jobs" })

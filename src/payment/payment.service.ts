@@ -31,6 +31,7 @@ const JOB_STATUS: Record<JobState, CallStatus> = {
   running: CallStatus.PENDING,
   delivered: CallStatus.DELIVERED,
   failed: CallStatus.FAILED,
+  refunding: CallStatus.FAILED,
   refunded: CallStatus.REFUNDED,
 };
 
@@ -77,7 +78,7 @@ export class PaymentServiceImpl implements ServiceImpl<typeof PaymentService> {
       paymentProof: base?.paymentProof,
       svcTrust: job.state === "delivered" ? base?.svcTrust : undefined,
       poweredBy: base?.poweredBy ?? "",
-      error: job.state === "failed" || job.state === "refunded" ? (job.error ?? "") : "",
+      error: job.state === "failed" || job.state === "refunding" || job.state === "refunded" ? (job.error ?? "") : "",
       refundTxHash: payment?.refundTxHash ?? "",
       createTime: timestampFromDate(job.createTime),
       finishTime: job.finishTime ? timestampFromDate(job.finishTime) : undefined,

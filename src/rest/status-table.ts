@@ -15,6 +15,7 @@ export const STATUS_BY_REASON: Readonly<Record<string, number>> = {
   job_not_found: 404,
   proof_not_found: 404,
   faucet_unavailable: 404,
+  facilitator_api_closed: 403,
   empty_result: 400,
   invalid_json: 400,
   kit_version_invalid: 400,

@@ -5,9 +5,9 @@ import { GetSupportedResponseSchema } from "../../gen/svc/payment/v1/facilitator
 import { SettleResponseSchema, VerifyResponseSchema, type PaymentPayload, type PaymentRequirements, type SettleResponse, type VerifyResponse } from "../../gen/svc/payment/v1/x402_pb.js";
 import type { NetworkInfo } from "../chain/networks.js";
 import { DEV_USDC } from "../chain/artifacts.js";
-import type { TransactionSender } from "../chain/tx-sender.js";
+import { BroadcastError, type TransactionSender } from "../chain/tx-sender.js";
 import { authorizationDigest, domainSeparator, recoverSigner, SignatureFormatError, type Authorization } from "./eip3009.js";
-import { REASON, type Facilitator, type SettleHooks } from "./facilitator.js";
+import { FacilitatorUnavailableError, REASON, type Facilitator, type SettleHooks } from "./facilitator.js";
 
 // The built-in facilitator: verifies locally (signature on libsecp256k1, chain state in one
 // multicall) in the reference's order, and settles by sending transferWithAuthorization from the
@@ -39,14 +39,24 @@ export class BuiltInFacilitator implements Facilitator {
   }
 
   async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
-    const v = await this.check(payload, requirements);
+    let v: Verified;
+    try {
+      v = await this.check(payload, requirements);
+    } catch (err) {
+      throw new FacilitatorUnavailableError(`could not read chain state: ${(err as Error).message}`, false);
+    }
     return v.ok
       ? create(VerifyResponseSchema, { isValid: true, payer: v.auth.from })
       : create(VerifyResponseSchema, { isValid: false, invalidReason: v.reason, invalidMessage: v.message, payer: v.payer });
   }
 
   async settle(payload: PaymentPayload, requirements: PaymentRequirements, hooks?: SettleHooks): Promise<SettleResponse> {
-    const v = await this.check(payload, requirements);
+    let v: Verified;
+    try {
+      v = await this.check(payload, requirements);
+    } catch (err) {
+      throw new FacilitatorUnavailableError(`could not read chain state: ${(err as Error).message}`, false);
+    }
     const network = requirements.network;
     if (!v.ok) return create(SettleResponseSchema, { success: false, errorReason: v.reason, errorMessage: v.message, payer: v.payer, network });
     const { auth, signature } = v;
@@ -56,7 +66,13 @@ export class BuiltInFacilitator implements Facilitator {
       functionName: "transferWithAuthorization",
       args: [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, Number(sig.v ?? 27n + BigInt(sig.yParity)), sig.r, sig.s],
     });
-    const receipt = await this.sender.send({ to: this.network.usdcAddress, data, gas: SETTLE_GAS }, hooks?.onSubmitted);
+    let receipt;
+    try {
+      receipt = await this.sender.send({ to: this.network.usdcAddress, data, gas: SETTLE_GAS }, hooks?.onSubmitted);
+    } catch (err) {
+      // Refused by the node: nothing can be mined. Sent but unconfirmed: the outcome is unknown.
+      throw new FacilitatorUnavailableError(`settlement transaction: ${(err as Error).message}`, !(err instanceof BroadcastError));
+    }
     const base = { payer: auth.from, network, transaction: receipt.transactionHash, amount: auth.value.toString() };
     if (receipt.status !== "success") return create(SettleResponseSchema, { ...base, success: false, errorReason: REASON.txFailed });
     if (!this.hasTransfer(receipt.logs, auth)) return create(SettleResponseSchema, { ...base, success: false, errorReason: REASON.transferEvent });
@@ -92,6 +108,14 @@ export class BuiltInFacilitator implements Facilitator {
     const raw = payload.payload?.authorization;
     const payer = raw?.from ?? "";
     const fail = (reason: string, message: string): Verified => ({ ok: false, reason, message, payer });
+    if (!raw || !payload.payload?.signature) return fail(REASON.parse, "payload lacks signature or authorization");
+    let amount: bigint;
+    try {
+      amount = BigInt(payload.x402Version === 1 ? req.maxAmountRequired : req.amount);
+      getAddress(req.payTo);
+    } catch {
+      return fail(REASON.invalidRequirements, "requirements carry no valid amount or payTo");
+    }
     const scheme = payload.x402Version === 1 ? payload.scheme : payload.accepted?.scheme;
     if (scheme !== "exact" || req.scheme !== "exact") return fail(REASON.scheme, "scheme must be exact");
     const extra = (req.extra ?? {}) as { name?: unknown; version?: unknown };
@@ -125,7 +149,6 @@ export class BuiltInFacilitator implements Facilitator {
     const now = BigInt(Math.floor(this.now() / 1000));
     if (auth.validBefore < now + VALID_BEFORE_MARGIN_S) return fail(REASON.validBefore, "authorization has expired or expires too soon");
     if (auth.validAfter > now) return fail(REASON.validAfter, "authorization is not valid yet");
-    const amount = BigInt(payload.x402Version === 1 ? req.maxAmountRequired : req.amount);
     if (auth.value !== amount) return fail(REASON.value, `authorization value must be exactly ${amount}`);
 
     const token = { address: this.network.usdcAddress, abi: DEV_USDC.abi } as const;

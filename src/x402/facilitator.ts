@@ -43,4 +43,5 @@ export const REASON = {
   txFailed: "invalid_exact_evm_transaction_failed",
   transferEvent: "invalid_exact_evm_transfer_event_mismatch",
   unexpectedSettle: "unexpected_settle_error",
+  invalidRequirements: "invalid_payment_requirements",
 } as const;

@@ -22,6 +22,7 @@ export class HttpFacilitator implements Facilitator {
   constructor(
     private readonly baseUrl: string,
     private readonly timeoutMs: number,
+    private readonly authToken?: string,
     private readonly fetchImpl: typeof fetch = fetch,
   ) {}
 
@@ -69,16 +70,24 @@ export class HttpFacilitator implements Facilitator {
   private async request(path: string, init: RequestInit, ambiguous: boolean): Promise<JsonValue> {
     let res: Response;
     try {
-      res = await this.fetchImpl(`${this.baseUrl}/${path}`, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      const headers = { ...(init.headers as Record<string, string>), ...(this.authToken ? { authorization: `Bearer ${this.authToken}` } : {}) };
+      res = await this.fetchImpl(`${this.baseUrl}/${path}`, { ...init, headers, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       throw new FacilitatorUnavailableError(`facilitator /${path} did not answer: ${(err as Error).message}`, ambiguous);
     }
     const text = await res.text().catch(() => "");
     if (res.status >= 500) throw new FacilitatorUnavailableError(`facilitator /${path} answered HTTP ${res.status}`, ambiguous);
+    // A 4xx is a definite refusal: the facilitator did not act on the request.
+    const definite = res.status >= 400 ? false : ambiguous;
+    let json: JsonValue;
     try {
-      return JSON.parse(text) as JsonValue;
+      json = JSON.parse(text) as JsonValue;
     } catch {
-      throw new FacilitatorUnavailableError(`facilitator /${path} answered HTTP ${res.status} without JSON`, ambiguous);
+      throw new FacilitatorUnavailableError(`facilitator /${path} answered HTTP ${res.status} without JSON`, definite);
     }
+    if (res.status >= 400 && !(typeof json === "object" && json !== null && ("isValid" in json || "success" in json))) {
+      throw new FacilitatorUnavailableError(`facilitator /${path} refused the request with HTTP ${res.status}`, false);
+    }
+    return json;
   }
 }

@@ -23,7 +23,7 @@ import { parseInput, type SkuHandler } from "../skus/sku-handler.js";
 import { trustEnvelope } from "../trust/trust-envelope.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { FacilitatorUnavailableError, type Facilitator } from "./facilitator.js";
-import type { X402PaymentEntity } from "./payment.entity.js";
+import type { PaymentState, X402PaymentEntity } from "./payment.entity.js";
 import { PaymentStore } from "./payment-store.js";
 import { challenge, matchRequirements, skuRequirements, type Challenge, type ChallengeContext } from "./requirements.js";
 import { decodePaymentHeader, encodePaymentRequired, encodeSettleResponse, PaymentDecodeError, X402_HEADERS } from "./wire.js";
@@ -53,6 +53,12 @@ export interface PaymentGateDeps {
   log: Logger;
   /** How long a duplicate request waits for the first one to finish. */
   duplicateWaitMs: number;
+  /** A payment in flight for longer than this has no live request behind it: duplicates do not wait. */
+  staleAfterMs: number;
+  /** Resolves a payment stuck in flight against the chain (the reconciler). */
+  resolveInFlight: (payment: X402PaymentEntity) => Promise<void>;
+  /** Whether failed async jobs can be refunded; async SKUs are not sold otherwise. */
+  canRefund: boolean;
 }
 
 /** The fee on a catalog sale: the service rate, from the provider's share (internal identities get no discount). */
@@ -72,6 +78,9 @@ export class PaymentGate {
     if (sku.retired) return this.unpaid(sku, "this service is retired: no payment is taken and nothing is charged");
     const handler = this.d.handlers.get(sku.skuId);
     if (!handler) throw errors.gateRefused("service_unavailable", `${sku.skuId} is not sold on this server yet; nothing was charged`, sku.skuId);
+    if (sku.mode === "async" && !this.d.canRefund) {
+      throw errors.gateRefused("service_unavailable", `${sku.skuId} is asynchronous and this server cannot refund a failed job; nothing was charged`, sku.skuId);
+    }
     const input = parseInput(handler, call.input);
     const missing = await handler.precheck?.(input, this.d.ds.manager);
     if (missing) return this.unpaid(sku, missing);
@@ -112,13 +121,22 @@ export class PaymentGate {
       if (existing.skuId !== sku.skuId) {
         throw paymentError(Code.FailedPrecondition, "payment_reused", `this payment was made for ${existing.skuId}`, challengeFor("payment_reused"));
       }
-      if ((IN_FLIGHT as readonly string[]).includes(existing.state)) existing = await this.d.store.waitUntilFinal(existing.paymentId, this.d.duplicateWaitMs);
-      if (existing.state === "settled" || existing.state === "refunded") return this.replay(existing, payload.x402Version, setHeader);
-      if ((IN_FLIGHT as readonly string[]).includes(existing.state)) {
-        throw errors.failedPrecondition("payment_in_progress", "this payment is being processed by another request; retry shortly");
+      // A settling payment's first request may have lost the outcome: ask the chain before waiting.
+      if (existing.state === "settling") existing = await this.resolve(existing);
+      const stale = Date.now() - existing.updateTime.getTime() > this.d.staleAfterMs;
+      if (!stale && (IN_FLIGHT as readonly string[]).includes(existing.state)) {
+        existing = await this.d.store.waitUntilFinal(existing.paymentId, this.d.duplicateWaitMs);
+        if (existing.state === "settling") existing = await this.resolve(existing);
       }
+      if (existing.state === "settled" || existing.state === "refunded" || existing.state === "refunding") return this.replay(existing, payload.x402Version, setHeader);
+      if ((IN_FLIGHT as readonly string[]).includes(existing.state)) throw paymentInProgress();
     }
-    throw errors.failedPrecondition("payment_in_progress", "this payment is being processed by another request; retry shortly");
+    throw paymentInProgress();
+  }
+
+  private async resolve(p: X402PaymentEntity): Promise<X402PaymentEntity> {
+    await this.d.resolveInFlight(p);
+    return (await this.d.store.get(p.paymentId))!;
   }
 
   private unpaid(sku: SkuDefinition, reason: string): CallServiceResponse {
@@ -136,6 +154,33 @@ export class PaymentGate {
     setHeader: (name: string, value: string) => void,
   ): Promise<CallServiceResponse> {
     const id = payment.paymentId;
+    try {
+      return await this.verifyRunSettle(payment, sku, handler, input, payload, requirements, challengeFor, setHeader);
+    } catch (err) {
+      // Whatever failed before the settlement was sent leaves nothing charged and the payment retryable.
+      if (await this.d.store.transition(id, ["verifying", "running"], "failed", { errorReason: "internal_error" })) {
+        this.d.log.error({ err, paymentId: id }, "paid call failed before settlement; not charged");
+        const job = (await this.d.store.get(id))?.jobId;
+        if (job) await this.d.jobs.move(job, ["queued"], "failed", { error: "payment did not settle" });
+      }
+      throw err;
+    }
+  }
+
+  private async verifyRunSettle(
+    payment: X402PaymentEntity,
+    sku: SkuDefinition,
+    handler: SkuHandler<any>,
+    input: unknown,
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    challengeFor: (e: string) => Challenge,
+    setHeader: (name: string, value: string) => void,
+  ): Promise<CallServiceResponse> {
+    const id = payment.paymentId;
+    const advance = async (from: PaymentState[], to: PaymentState, patch = {}) => {
+      if (!(await this.d.store.transition(id, from, to, patch))) throw paymentInProgress();
+    };
     let verdict;
     try {
       verdict = await this.d.facilitator.verify(payload, requirements);
@@ -147,7 +192,7 @@ export class PaymentGate {
       await this.d.store.transition(id, ["verifying"], "rejected", { errorReason: verdict.invalidReason });
       throw paymentError(Code.FailedPrecondition, "payment_failed", `${verdict.invalidReason}: ${verdict.invalidMessage}`, challengeFor(verdict.invalidReason));
     }
-    await this.d.store.transition(id, ["verifying"], "running");
+    await advance(["verifying"], "running");
 
     let response: CallServiceResponse;
     let jobId: string | undefined;
@@ -170,10 +215,11 @@ export class PaymentGate {
       });
     } else {
       jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: id, payer: payment.payer, inputJson: JSON.stringify(input) });
+      await this.d.store.transition(id, ["running"], "running", { jobId });
       response = create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: true });
     }
 
-    await this.d.store.transition(id, ["running"], "settling", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, response)), jobId: jobId ?? null });
+    await advance(["running"], "settling", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, response)), jobId: jobId ?? null });
     let settled: SettleResponse;
     try {
       settled = await this.d.facilitator.settle(payload, requirements, { onSubmitted: (hash) => this.d.store.setTxHash(id, hash) });
@@ -194,52 +240,64 @@ export class PaymentGate {
       setHeader(payload.x402Version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse, encodeSettleResponse(settled));
       throw paymentError(Code.FailedPrecondition, "payment_failed", `settlement failed: ${settled.errorReason}`, challengeFor(settled.errorReason));
     }
-    const final = await this.finalize(id, sku, settled.transaction, requirements.network, payment.payer);
+    let final: CallServiceResponse;
+    try {
+      final = await this.finalize(id, settled.transaction);
+    } catch (err) {
+      // Settled on-chain but not recorded: the row stays `settling` with its hash; a retry or start-up records it.
+      this.d.log.error({ err, paymentId: id, tx: settled.transaction }, "settled on-chain but could not record it yet");
+      throw errors.unavailable("settlement_unrecorded", `the payment settled on-chain (${settled.transaction}); send the same request with the same payment again to receive the result`, err);
+    }
     setHeader(payload.x402Version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse, encodeSettleResponse(settled));
     return final;
   }
 
   /**
    * Marks a payment settled with its transaction, and in the same database transaction writes the
-   * settlement proof (kind 30120) and the ledger entry, and releases its async job. Idempotent.
+   * settlement proof (kind 30120) and the ledger entry, and releases its async job. Idempotent: the
+   * guarded update comes first, so a concurrent finalize (another request, another server's
+   * reconciliation) waits on the row and then returns the stored result.
    */
-  async finalize(paymentId: string, sku: SkuDefinition, txHash: string, network: string, payer: string): Promise<CallServiceResponse> {
-    const ctx = this.d.challengeContext;
-    const { fee, payout } = feeSplit(sku.priceAtomic!, ctx.feeBps);
+  async finalize(paymentId: string, txHash: string): Promise<CallServiceResponse> {
+    const net = this.d.challengeContext.network;
     return runInTransaction(this.d.ds, async (m) => {
-      const payment = (await this.d.store.get(paymentId, m))!; // the transaction's own connection: never a second one
-      const response = fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson!));
-      response.paymentProof = create(PaymentProofSchema, { txHash, network: ctx.network.caip2, amount: sku.priceAtomic!.toString(), payer, proofUrl: `/v1/proofs/settlement/${txHash}` });
-      const responseJson = JSON.stringify(toJson(CallServiceResponseSchema, response));
-      if (payment.state === "settled") return response;
-      await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, responseJson }, m);
-      const provider = `svc:${sku.family}`;
+      const won = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash }, m);
+      const payment = (await this.d.store.get(paymentId, m))!;
+      const stored = fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson!));
+      if (!won) {
+        if (payment.state === "settled" || payment.state === "refunding" || payment.state === "refunded") return stored;
+        throw paymentInProgress();
+      }
+      stored.paymentProof = create(PaymentProofSchema, { txHash, network: net.caip2, amount: payment.amount.toString(), payer: payment.payer, proofUrl: `/v1/proofs/settlement/${txHash}` });
+      await this.d.store.transition(paymentId, ["settled"], "settled", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
+      const family = payment.skuId.split(".")[0]!;
+      const provider = `svc:${family}`;
+      const { fee, payout } = feeSplit(payment.amount, this.d.challengeContext.feeBps);
       await recordProof(m, this.d.proofKey, {
         kind: PROOF_KIND.settledOutcome,
         settlementRef: txHash,
-        taskClass: sku.family,
+        taskClass: family,
         ts: new Date(),
         body: {
-          sku_id: sku.skuId,
+          sku_id: payment.skuId,
           payment_id: paymentId,
-          network: ctx.network.caip2,
-          v1_network: network,
-          asset: ctx.network.usdcAddress,
-          payer,
-          amount: sku.priceAtomic!.toString(),
+          network: net.caip2,
+          asset: net.usdcAddress,
+          payer: payment.payer,
+          amount: payment.amount.toString(),
           provider,
-          svc_fee_bps: ctx.feeBps,
+          svc_fee_bps: this.d.challengeContext.feeBps,
           svc_fee_amount: fee.toString(),
           provider_payout_amount: payout.toString(),
         },
       });
       await postEntry(m, "sku_sale", paymentId, [
-        { account: ACCOUNTS.treasuryUsdc, amount: sku.priceAtomic! },
+        { account: ACCOUNTS.treasuryUsdc, amount: payment.amount },
         { account: ACCOUNTS.feeRevenue, amount: -fee },
         { account: ACCOUNTS.providerPayable(provider), amount: -payout },
       ]);
       if (payment.jobId) await this.d.jobs.move(payment.jobId, ["queued"], "pending", {}, m);
-      return response;
+      return stored;
     });
   }
 
@@ -274,6 +332,10 @@ function paymentError(code: Code, reason: string, message: string, ch: Challenge
       { desc: PaymentRequiredSchema, value: ch.v1 },
     ],
   });
+}
+
+function paymentInProgress() {
+  return errors.failedPrecondition("payment_in_progress", "this payment is being processed by another request; retry shortly");
 }
 
 function facilitatorDown(err: unknown) {

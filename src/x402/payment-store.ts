@@ -81,6 +81,11 @@ export class PaymentStore {
     await this.ds.manager.update(X402PaymentEntity, { paymentId }, { txHash, updateTime: new Date() });
   }
 
+  /** Records the refund transaction hash as soon as it is known (before the receipt). */
+  async setRefundTxHash(paymentId: string, refundTxHash: string): Promise<void> {
+    await this.ds.manager.update(X402PaymentEntity, { paymentId }, { refundTxHash, updateTime: new Date() });
+  }
+
   get(paymentId: string, manager: EntityManager = this.ds.manager): Promise<X402PaymentEntity | null> {
     return manager.findOneBy(X402PaymentEntity, { paymentId });
   }

@@ -1,8 +1,8 @@
 import { Column, Entity, Index, PrimaryColumn } from "typeorm";
 import { LONG_TEXT, MONEY, moneyTransformer, TIMESTAMP } from "../platform/db/column-types.js";
 
-/** Lifecycle of one x402 payment; only `settled` moved money, `refunded` moved it back. */
-export type PaymentState = "verifying" | "rejected" | "running" | "failed" | "settling" | "settled" | "refunded";
+/** Lifecycle of one x402 payment; `settled` moved money, `refunding` is sending it back, `refunded` did. */
+export type PaymentState = "verifying" | "rejected" | "running" | "failed" | "settling" | "settled" | "refunding" | "refunded";
 
 // One row per signed payment, identified by (network, asset, payer, nonce): the unique key makes a
 // payment run and settle at most once however often or concurrently it is sent.

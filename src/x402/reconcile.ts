@@ -1,68 +1,84 @@
 import { getAbiItem, type Hex } from "viem";
 import type { ChainRuntime } from "../chain/chain-runtime.js";
 import { DEV_USDC } from "../chain/artifacts.js";
-import type { SkuDefinition } from "../catalog/catalog-config.js";
 import type { Logger } from "../platform/log.js";
 import type { JobQueue } from "../jobs/job-queue.js";
-import type { PaymentGate } from "./payment-gate.js";
+import type { X402PaymentEntity } from "./payment.entity.js";
 import type { PaymentStore } from "./payment-store.js";
 
-// Payments caught mid-flight by a crash are settled against the chain, the source of truth:
-// a mined settlement is finalized (proof, ledger, job released); an authorization never executed is
-// marked failed (nothing was charged). Only rows idle longer than `staleMs` are touched, so payments
-// another live server is handling are left alone.
+// Resolves payments caught in flight (a crash, a lost facilitator answer) against the chain, the source
+// of truth: a mined settlement is finalized (proof, ledger, job released); an authorization that can
+// no longer execute (unused and past its validBefore) is marked failed, nothing charged. Anything else
+// is left alone: it may still be mined, or another live server may be handling it.
 
 /** Blocks searched back for a settlement whose hash was never recorded (a remote facilitator's). */
 const LOG_SEARCH_BLOCKS = 50_000n;
 
-/** The transaction that used (payer, nonce), from the token's AuthorizationUsed event. */
-async function findAuthorizationTx(chain: ChainRuntime, payer: Hex, nonce: Hex): Promise<Hex | undefined> {
-  const latest = await chain.publicClient.getBlockNumber();
-  const logs = (await chain.publicClient.getLogs({
-    address: chain.network.usdcAddress,
-    event: getAbiItem({ abi: DEV_USDC.abi, name: "AuthorizationUsed" }) as never,
-    args: { authorizer: payer, nonce } as never,
-    fromBlock: latest > LOG_SEARCH_BLOCKS ? latest - LOG_SEARCH_BLOCKS : 0n,
-    toBlock: latest,
-  })) as { transactionHash: Hex | null }[];
-  return logs[0]?.transactionHash ?? undefined;
-}
-
-export async function reconcilePayments(opts: {
+export interface ReconcilerDeps {
   store: PaymentStore;
-  gate: PaymentGate;
   jobs: JobQueue;
   chain: ChainRuntime;
-  skus: ReadonlyMap<string, SkuDefinition>;
+  /** Records a settlement (PaymentGate.finalize). */
+  finalize: (paymentId: string, txHash: string) => Promise<unknown>;
   log: Logger;
-  staleMs: number;
-}): Promise<{ finalized: number; failed: number }> {
-  const { store, gate, jobs, chain, skus, log } = opts;
-  const cutoff = Date.now() - opts.staleMs;
-  let finalized = 0;
-  let failed = 0;
-  for (const p of await store.findInStates(["verifying", "running", "settling"])) {
-    if (p.updateTime.getTime() > cutoff) continue;
+}
+
+export class Reconciler {
+  constructor(private readonly d: ReconcilerDeps) {}
+
+  /** Every in-flight payment idle for longer than `staleMs`; a failure on one row does not stop the others. */
+  async reconcileAll(staleMs: number): Promise<{ finalized: number; failed: number }> {
+    const cutoff = Date.now() - staleMs;
+    const counts = { finalized: 0, failed: 0 };
+    for (const p of await this.d.store.findInStates(["verifying", "running", "settling"])) {
+      if (p.updateTime.getTime() > cutoff) continue;
+      const outcome = await this.reconcile(p).catch((err) => void this.d.log.error({ err, paymentId: p.paymentId }, "reconcile failed"));
+      if (outcome === "finalized") counts.finalized++;
+      if (outcome === "failed") counts.failed++;
+    }
+    return counts;
+  }
+
+  async reconcile(p: X402PaymentEntity): Promise<"finalized" | "failed" | "left"> {
+    const { chain, store, jobs, log } = this.d;
     const used = (await chain.publicClient.readContract({
       address: chain.network.usdcAddress,
       abi: DEV_USDC.abi,
       functionName: "authorizationState",
       args: [p.payer as Hex, p.nonce as Hex],
     })) as boolean;
-    const txHash = p.txHash ?? (used ? await findAuthorizationTx(chain, p.payer as Hex, p.nonce as Hex) : undefined);
-    const receipt = txHash ? await chain.publicClient.getTransactionReceipt({ hash: txHash as Hex }).catch(() => undefined) : undefined;
-    if (used && receipt?.status === "success" && p.responseJson) {
-      await gate.finalize(p.paymentId, skus.get(p.skuId)!, receipt.transactionHash, chain.network.caip2, p.payer);
-      finalized++;
-      log.info({ paymentId: p.paymentId, tx: receipt.transactionHash }, "reconciled: settlement was mined; finalized");
-    } else if (!used) {
-      await store.transition(p.paymentId, ["verifying", "running", "settling"], "failed", { errorReason: "interrupted" });
-      if (p.jobId) await jobs.move(p.jobId, ["queued"], "failed", { error: "payment did not settle" });
-      failed++;
-      log.info({ paymentId: p.paymentId }, "reconciled: authorization never executed; marked failed, nothing charged");
-    } else {
-      log.warn({ paymentId: p.paymentId }, "reconcile: authorization used but its settlement transaction is unknown; left for an operator");
+    if (used) {
+      const txHash = p.txHash ?? (await this.findAuthorizationTx(p.payer as Hex, p.nonce as Hex));
+      const receipt = txHash ? await chain.publicClient.getTransactionReceipt({ hash: txHash as Hex }).catch(() => undefined) : undefined;
+      if (receipt?.status === "success" && p.responseJson && p.state === "settling") {
+        await this.d.finalize(p.paymentId, receipt.transactionHash);
+        log.info({ paymentId: p.paymentId, tx: receipt.transactionHash }, "reconciled: the settlement was mined; finalized");
+        return "finalized";
+      }
+      log.warn({ paymentId: p.paymentId, state: p.state }, "reconcile: authorization used but not by a recorded settlement of this payment; left for an operator");
+      return "left";
     }
+    const validBefore = BigInt((JSON.parse(p.payloadJson) as { payload?: { authorization?: { validBefore?: string } } }).payload?.authorization?.validBefore ?? "0");
+    if (BigInt(Math.floor(Date.now() / 1000)) <= validBefore) return "left"; // may still be mined
+    if (await store.transition(p.paymentId, ["verifying", "running", "settling"], "failed", { errorReason: "interrupted" })) {
+      if (p.jobId) await jobs.move(p.jobId, ["queued"], "failed", { error: "payment did not settle" });
+      log.info({ paymentId: p.paymentId }, "reconciled: the authorization expired unused; marked failed, nothing charged");
+      return "failed";
+    }
+    return "left";
   }
-  return { finalized, failed };
+
+  /** The transaction that used (payer, nonce), from the token's AuthorizationUsed event. */
+  private async findAuthorizationTx(payer: Hex, nonce: Hex): Promise<Hex | undefined> {
+    const client = this.d.chain.publicClient;
+    const latest = await client.getBlockNumber();
+    const logs = (await client.getLogs({
+      address: this.d.chain.network.usdcAddress,
+      event: getAbiItem({ abi: DEV_USDC.abi, name: "AuthorizationUsed" }) as never,
+      args: { authorizer: payer, nonce } as never,
+      fromBlock: latest > LOG_SEARCH_BLOCKS ? latest - LOG_SEARCH_BLOCKS : 0n,
+      toBlock: latest,
+    })) as { transactionHash: Hex | null }[];
+    return logs[0]?.transactionHash ?? undefined;
+  }
 }

@@ -10,6 +10,8 @@ import { b64, challengeOf, newBuyer, signV2Payment, usdcBalance } from "../../fi
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
 
 const json = { "content-type": "application/json" };
+const API_KEY = "test-facilitator-api-key-0123456789";
+const authed = { ...json, authorization: `Bearer ${API_KEY}` };
 
 /** A facilitator endpoint that misbehaves in a chosen way, over real HTTP on loopback (fault injection). */
 async function brokenFacilitator(behaviour: "500" | "garbage" | "hang" | "settle-500", verifyVia?: string): Promise<{ url: string; close(): Promise<void> }> {
@@ -17,7 +19,7 @@ async function brokenFacilitator(behaviour: "500" | "garbage" | "hang" | "settle
     let body = "";
     for await (const chunk of req) body += chunk;
     if (behaviour === "settle-500" && req.url === "/verify") {
-      const real = await fetch(`${verifyVia}/verify`, { method: "POST", headers: json, body });
+      const real = await fetch(`${verifyVia}/verify`, { method: "POST", headers: { ...json, authorization: req.headers.authorization ?? "" }, body });
       res.writeHead(real.status, json).end(await real.text());
       return;
     }
@@ -40,7 +42,7 @@ describe("facilitators: the built-in x402 API, a remote facilitator, and failing
   let settler: TestServer; // runs the built-in facilitator and the dev chain
 
   before(async () => {
-    settler = await startTestServer();
+    settler = await startTestServer({ FACILITATOR_API_KEY: API_KEY });
   });
   after(() => settler.close());
 
@@ -51,6 +53,7 @@ describe("facilitators: the built-in x402 API, a remote facilitator, and failing
       CHAIN_NETWORK: "base-sepolia",
       TREASURY_ADDRESS: devAccounts().treasury.address,
       FACILITATOR_URL: facilitatorUrl,
+      FACILITATOR_AUTH_TOKEN: API_KEY,
       ...extra,
     });
 
@@ -65,11 +68,39 @@ describe("facilitators: the built-in x402 API, a remote facilitator, and failing
     const buyer = await newBuyer(settler);
     const accepted = (await challengeOf(settler, "agent.trust-badge", { subject: buyer.address })).accepts[0];
     const paymentPayload = await signV2Payment(buyer, accepted);
-    const ok = (await (await fetch(`${settler.url}/facilitator/verify`, { method: "POST", headers: json, body: JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: accepted }) })).json()) as Record<string, any>;
+    const request = JSON.stringify({ x402Version: 2, paymentPayload, paymentRequirements: accepted });
+    const anonymous = await fetch(`${settler.url}/facilitator/verify`, { method: "POST", headers: json, body: request });
+    expect(anonymous.status).to.equal(401);
+    const wrongKey = await fetch(`${settler.url}/facilitator/settle`, { method: "POST", headers: { ...json, authorization: "Bearer not-the-key-at-all-0000" }, body: request });
+    expect(wrongKey.status).to.equal(401);
+    const ok = (await (await fetch(`${settler.url}/facilitator/verify`, { method: "POST", headers: authed, body: request })).json()) as Record<string, any>;
     expect(ok).to.include({ isValid: true, payer: buyer.address });
     const elsewhere = { ...accepted, payTo: buyer.address };
-    const refused = (await (await fetch(`${settler.url}/facilitator/settle`, { method: "POST", headers: json, body: JSON.stringify({ x402Version: 2, paymentPayload: await signV2Payment(buyer, elsewhere), paymentRequirements: elsewhere }) })).json()) as Record<string, any>;
+    const refused = (await (await fetch(`${settler.url}/facilitator/settle`, { method: "POST", headers: authed, body: JSON.stringify({ x402Version: 2, paymentPayload: await signV2Payment(buyer, elsewhere), paymentRequirements: elsewhere }) })).json()) as Record<string, any>;
     expect(refused).to.include({ success: false, errorReason: "invalid_payment_requirements" });
+  });
+
+  it("keeps verify and settle closed when no API key is configured", async () => {
+    const closed = await startTestServer();
+    try {
+      const res = await fetch(`${closed.url}/facilitator/settle`, { method: "POST", headers: json, body: "{}" });
+      expect(res.status).to.equal(403);
+      expect(await res.json()).to.have.nested.property("error.code", "facilitator_api_closed");
+      expect((await fetch(`${closed.url}/facilitator/supported`)).status).to.equal(200);
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it("answers malformed facilitator requests with a reason, never a 500", async () => {
+    const bodies = [
+      { x402Version: 2, paymentPayload: { x402Version: 2 }, paymentRequirements: { scheme: "exact", payTo: devAccounts().treasury.address } },
+      { x402Version: 2, paymentPayload: { x402Version: 2, payload: { signature: "0x00", authorization: { from: "0x1" } } }, paymentRequirements: { scheme: "exact", amount: "abc", payTo: devAccounts().treasury.address } },
+    ];
+    for (const body of bodies) {
+      const res = await fetch(`${settler.url}/facilitator/verify`, { method: "POST", headers: authed, body: JSON.stringify(body) });
+      expect(res.status, JSON.stringify(body)).to.be.lessThan(500);
+    }
   });
 
   it("a server using a remote facilitator (over HTTP) sells a call that settles on-chain", async () => {

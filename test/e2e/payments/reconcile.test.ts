@@ -11,6 +11,7 @@ import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
 // Payments interrupted mid-settlement are resolved against the chain when a server starts.
 
 const json = { "content-type": "application/json" };
+const API_KEY = "test-facilitator-api-key-0123456789";
 
 /** Relays to a real facilitator, but answers HTTP 500 to /settle: either before or after relaying it. */
 async function flakySettle(realUrl: string, relaySettle: boolean) {
@@ -18,10 +19,10 @@ async function flakySettle(realUrl: string, relaySettle: boolean) {
     let body = "";
     for await (const chunk of req) body += chunk;
     if (req.url === "/settle") {
-      if (relaySettle) await fetch(`${realUrl}/settle`, { method: "POST", headers: json, body });
+      if (relaySettle) await fetch(`${realUrl}/settle`, { method: "POST", headers: { ...json, authorization: req.headers.authorization ?? "" }, body });
       return void res.writeHead(500, json).end('{"error":"lost the answer"}');
     }
-    const real = await fetch(`${realUrl}${req.url}`, { method: req.method, headers: json, body: req.method === "POST" ? body : undefined });
+    const real = await fetch(`${realUrl}${req.url}`, { method: req.method, headers: { ...json, authorization: req.headers.authorization ?? "" }, body: req.method === "POST" ? body : undefined });
     res.writeHead(real.status, json).end(await real.text());
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -32,7 +33,7 @@ describe("reconciliation of interrupted settlements", function () {
   this.timeout(60_000);
   let settler: TestServer;
   before(async () => {
-    settler = await startTestServer();
+    settler = await startTestServer({ FACILITATOR_API_KEY: API_KEY });
   });
   after(() => settler.close());
 
@@ -42,23 +43,25 @@ describe("reconciliation of interrupted settlements", function () {
       CHAIN_NETWORK: "base-sepolia",
       TREASURY_ADDRESS: devAccounts().treasury.address,
       FACILITATOR_URL: facilitatorUrl,
+      FACILITATOR_AUTH_TOKEN: API_KEY,
       SETTLE_TIMEOUT_MS: "1000",
       WORKER_CONCURRENCY: "0",
     });
 
-  async function interruptedPayment(relaySettle: boolean) {
+  /** An authorization valid for `validForS` seconds, sent through a facilitator that loses the settle answer. */
+  async function interruptedPayment(relaySettle: boolean, validForS = 300) {
     const flaky = await flakySettle(`${settler.url}/facilitator`, relaySettle);
     const first = await seller(flaky.url);
     const buyer = await newBuyer(settler);
     const before = await usdcBalance(settler, buyer.address);
     const accepted = (await challengeOf(first, "agent.trust-badge", { subject: buyer.address })).accepts[0];
-    const header = b64(await signV2Payment(buyer, accepted));
+    const header = b64(await signV2Payment(buyer, accepted, { validBefore: BigInt(Math.floor(Date.now() / 1000) + validForS) }));
     const res = await fetch(`${first.url}/v1/services/agent.trust-badge`, { method: "POST", headers: { ...json, "payment-signature": header }, body: JSON.stringify({ subject: buyer.address }) });
     expect(res.status).to.equal(503);
     await first.close(); // the process "dies" with the payment in `settling`
     await flaky.close();
     await new Promise((r) => setTimeout(r, 1_100)); // older than SETTLE_TIMEOUT_MS: stale
-    return { buyer, before, header };
+    return { buyer, before, header, accepted };
   }
 
   it("a settlement that was mined but whose answer was lost is finalized at start, and a replay gets that result", async () => {
@@ -80,15 +83,32 @@ describe("reconciliation of interrupted settlements", function () {
     }
   });
 
-  it("a settlement that never reached the chain is marked failed at start; the same payment then pays once", async () => {
+  it("a settlement that never reached the chain stays open while its authorization is valid: a retry is told it is in progress", async () => {
     const { buyer, before, header } = await interruptedPayment(false);
     expect(await usdcBalance(settler, buyer.address)).to.equal(before);
     const restarted = await seller(`${settler.url}/facilitator`);
     try {
-      expect((await restarted.ds.manager.findOneByOrFail(X402PaymentEntity, { payer: buyer.address })).state).to.equal("failed");
+      // Still executable: reconciliation must not declare it failed (it could yet be mined).
+      expect((await restarted.ds.manager.findOneByOrFail(X402PaymentEntity, { payer: buyer.address })).state).to.equal("settling");
       const retry = await fetch(`${restarted.url}/v1/services/agent.trust-badge`, { method: "POST", headers: { ...json, "payment-signature": header }, body: JSON.stringify({ subject: buyer.address }) });
-      expect(retry.status).to.equal(200);
-      expect(await usdcBalance(settler, buyer.address)).to.equal(before - 10_000n);
+      expect(retry.status).to.equal(409);
+      expect(await retry.json()).to.have.nested.property("error.code", "payment_in_progress");
+      expect(await usdcBalance(settler, buyer.address)).to.equal(before);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it("a settlement that never reached the chain is marked failed once its authorization expired; nothing is charged", async function () {
+    this.timeout(90_000);
+    const { buyer, before } = await interruptedPayment(false, 8);
+    await new Promise((r) => setTimeout(r, 8_000)); // past validBefore: it can never execute now
+    const restarted = await seller(`${settler.url}/facilitator`);
+    try {
+      const row = await restarted.ds.manager.findOneByOrFail(X402PaymentEntity, { payer: buyer.address });
+      expect(row.state).to.equal("failed");
+      expect(row.errorReason).to.equal("interrupted");
+      expect(await usdcBalance(settler, buyer.address)).to.equal(before);
       await expectLedgerConsistent(restarted.ds);
     } finally {
       await restarted.close();

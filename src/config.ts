@@ -1,6 +1,10 @@
 import path from "node:path";
 import { z } from "zod";
 import { NETWORKS, type NetworkInfo } from "./chain/networks.js";
+import { usdToAtomic } from "./platform/money.js";
+
+/** The ERC-8004 Identity Registry's testnet address (mainnet: 0x8004A169FB4a3325136EB29fA0ceB6D2e539a432). */
+export const ERC8004_TESTNET_IDENTITY_REGISTRY = "0x8004A818BFB912233c491871b3d84c89A494BD9e";
 
 const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const HEX_KEY = /^0x[0-9a-fA-F]{64}$/;
@@ -38,6 +42,13 @@ const EnvSchema = z.object({
   SETTLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(90_000),
   PROOF_HMAC_KEY: z.string().min(16).optional(),
   WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),
+  STARTER_CREDIT_USD: z.string().regex(/^\d{1,6}(\.\d{1,6})?$/, "must be a USD amount").default("1.00"),
+  WEBHOOK_SECRET_KEY: z.string().min(16).optional(),
+  WEBHOOK_BACKOFF_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
+  WEBHOOK_RETRY_HOURS: z.coerce.number().min(0.001).max(720).default(24),
+  SAFE_FETCH_ALLOW: z.string().default(""),
+  INTERNAL_WALLETS: z.string().default(""),
+  IDENTITY_REGISTRY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
 });
 
 
@@ -79,6 +90,18 @@ export interface Config {
   /** True when PROOF_HMAC_KEY is the built-in development key. */
   proofHmacKeyIsDev: boolean;
   workerConcurrency: number;
+  /** Budget of the starter-credit note each new agent receives, atomic USDC. */
+  starterCreditAtomic: bigint;
+  /** Key that encrypts webhook signing secrets at rest (a development key when unset). */
+  webhookSecretKey: string;
+  webhookBackoffBaseMs: number;
+  webhookRetryMs: number;
+  /** Hosts (`host` or `host:port`) that callbacks may use even when they resolve to private addresses. */
+  safeFetchAllow: string[];
+  /** Extra wallets the service itself uses, refused as payout wallets. */
+  internalWallets: string[];
+  /** ERC-8004 Identity Registry; the dev chain places one at the testnet address. */
+  identityRegistryAddress: `0x${string}`;
 }
 
 export class ConfigError extends Error {}
@@ -130,5 +153,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     proofHmacKey: e.PROOF_HMAC_KEY ?? DEV_PROOF_HMAC_KEY,
     proofHmacKeyIsDev: !e.PROOF_HMAC_KEY,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    starterCreditAtomic: usdToAtomic(e.STARTER_CREDIT_USD),
+    webhookSecretKey: e.WEBHOOK_SECRET_KEY ?? "svc-development-webhook-key-not-secret",
+    webhookBackoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
+    webhookRetryMs: Math.round(e.WEBHOOK_RETRY_HOURS * 3_600_000),
+    safeFetchAllow: e.SAFE_FETCH_ALLOW.split(",").map((h) => h.trim()).filter(Boolean),
+    internalWallets: e.INTERNAL_WALLETS.split(",").map((h) => h.trim()).filter(Boolean),
+    identityRegistryAddress: (e.IDENTITY_REGISTRY_ADDRESS ?? ERC8004_TESTNET_IDENTITY_REGISTRY) as `0x${string}`,
   };
 }

@@ -38,7 +38,13 @@ import { PaymentServiceImpl } from "./payment/payment.service.js";
 import { ProofServiceImpl } from "./proof/proof.service.js";
 import { skuHandlers } from "./skus/sku-handlers.js";
 import type { SkuHandler } from "./skus/sku-handler.js";
-import { NO_AGENTS } from "./skus/subject.js";
+import { AgentStore } from "./registry/agent-store.js";
+import { registryDirectory } from "./registry/agent-directory.js";
+import { SecretBox } from "./registry/credentials.js";
+import { RegistryServiceImpl } from "./registry/registry.service.js";
+import { ReputationServiceImpl } from "./reputation/reputation.service.js";
+import { WebhookDispatcher } from "./webhooks/webhook-outbox.js";
+import { MULTICALL3_ADDRESS } from "./chain/artifacts.js";
 import { BuiltInFacilitator, type SignerRecovery } from "./x402/builtin-facilitator.js";
 import type { Facilitator } from "./x402/facilitator.js";
 import { HttpFacilitator } from "./x402/http-facilitator.js";
@@ -65,7 +71,7 @@ export interface AppDeps {
 }
 
 /** Services whose RPCs are not implemented yet: registered empty, so every RPC answers Unimplemented. */
-const NOT_YET_IMPLEMENTED = [RegistryService, ReputationService, MarketplaceService, WitnessService, MarketsService];
+const NOT_YET_IMPLEMENTED = [MarketplaceService, WitnessService, MarketsService];
 
 /** Discovery RPCs stay open to clients with an outdated kit, so they can learn where to refresh. */
 const KIT_EXEMPT_SERVICES = new Set([CatalogService.typeName, RulesService.typeName]);
@@ -89,7 +95,8 @@ export function buildApp(deps: AppDeps) {
   if (!facilitator) throw new Error("no facilitator: set FACILITATOR_URL or FACILITATOR_PRIVATE_KEY");
   const store = new PaymentStore(ds);
   const jobs = new JobQueue(ds);
-  const handlers = deps.handlers ?? skuHandlers(NO_AGENTS);
+  const agents = new AgentStore(ds);
+  const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents));
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
   const gate: PaymentGate = new PaymentGate({
@@ -112,6 +119,26 @@ export function buildApp(deps: AppDeps) {
   const payment = new PaymentServiceImpl({ gate, jobs, store, chain, faucetSender: sender(chain.faucetAccount), publicBaseUrl: config.publicBaseUrl, onJobAccepted: () => worker.nudge() });
   const facilitatorApi = new FacilitatorServiceImpl(facilitator, chain.treasury, config.facilitatorApiKey);
   const proofs = new ProofServiceImpl(ds, proofKey);
+  const box = new SecretBox(config.webhookSecretKey);
+  const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
+  const internalWallets = new Set(
+    [chain.treasury, chain.facilitatorAccount?.address, chain.faucetAccount?.address, chain.network.usdcAddress, MULTICALL3_ADDRESS, config.identityRegistryAddress, ...config.internalWallets]
+      .filter((a): a is string => Boolean(a))
+      .map((a) => a.toLowerCase()),
+  );
+  const registry = new RegistryServiceImpl({
+    ds,
+    agents,
+    box,
+    starterCreditAtomic: config.starterCreditAtomic,
+    safeFetch,
+    internalWallets,
+    network: chain.network,
+    identityRegistry: config.identityRegistryAddress,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const reputation = new ReputationServiceImpl(agents);
+  const webhooks = new WebhookDispatcher({ ds, box, policy: safeFetch, log, backoffBaseMs: config.webhookBackoffBaseMs, retryWindowMs: config.webhookRetryMs });
   const liveRuleSections = new Set<RuleSection>();
   const rules = new RulesServiceImpl(liveRuleSections);
   const catalog = new CatalogServiceImpl({
@@ -132,6 +159,8 @@ export function buildApp(deps: AppDeps) {
     router.service(PaymentService, payment);
     router.service(FacilitatorService, facilitatorApi);
     router.service(ProofService, proofs);
+    router.service(RegistryService, registry);
+    router.service(ReputationService, reputation);
     for (const service of NOT_YET_IMPLEMENTED) router.service(service, {});
   };
   const interceptors: Interceptor[] = [
@@ -172,9 +201,10 @@ export function buildApp(deps: AppDeps) {
       if (r.finalized || r.failed) log.info(r, "payments reconciled at start");
       await refunder.resume();
       worker.start();
+      webhooks.start();
     },
     async stop() {
-      await worker.stop();
+      await Promise.all([worker.stop(), webhooks.stop()]);
     },
   };
 }

@@ -11,6 +11,7 @@ import { ProofService } from "../../gen/svc/proof/v1/proof_service_pb.js";
 import { MarketsService } from "../../gen/svc/markets/v1/markets_service_pb.js";
 import type { DocumentRoute, RestContext, RestResult, RestRoute } from "./route-table.js";
 import { catalogToLegacy } from "./catalog-json.js";
+import { PASSPORT_HEADERS, renderPassport } from "../registry/passport-html.js";
 
 // The spec's REST surface, route by route. Every spec endpoint is here; those whose RPC is not
 // implemented yet answer 501 `unimplemented` (and are never charged).
@@ -78,10 +79,10 @@ export function restRoutes(docs: DocumentHandlers): RestRoute[] {
     { kind: "rpc", method: "GET", path: "/a2a/agents/{agent_id}/webhooks", rpc: R.listWebhookDeliveries, auth: "bearer", tag: "registry", summary: "Webhook delivery log" },
     { kind: "rpc", method: "POST", path: "/a2a/agents/{agent_id}/keys/rotate", rpc: R.rotateApiKey, auth: "bearer", tag: "registry", summary: "Rotate the API key" },
     { kind: "rpc", method: "POST", path: "/a2a/agents/{agent_id}/identity", rpc: R.linkOnchainIdentity, auth: "bearer", tag: "registry", summary: "Link an ERC-8004 identity" },
-    { kind: "rpc", method: "GET", path: "/a2a/passport/{agent}", rpc: R.getPassport, tag: "registry", summary: "Public passport page (HTML)" },
+    { kind: "rpc", method: "GET", path: "/a2a/passport/{agent}", rpc: R.getPassport, tag: "registry", summary: "Public passport page (HTML)", response: (j) => ({ status: 200, headers: PASSPORT_HEADERS, body: renderPassport((j as JsonObject).passport as JsonObject) }) },
     { kind: "rpc", method: "GET", path: "/a2a/agents/{name}/reputation", rpc: ReputationService.method.getAgentReputation, tag: "reputation", summary: "Reputation of any agent" },
     { kind: "rpc", method: "GET", path: "/a2a/agents/{name}/instructions", rpc: R.getAgentInstructions, tag: "registry", summary: "Agent instructions with the kit block" },
-    { kind: "rpc", method: "GET", path: "/a2a/agents/{name}/registration.json", rpc: R.getAgentRegistration, tag: "registry", summary: "ERC-8004 registration file" },
+    { kind: "rpc", method: "GET", path: "/a2a/agents/{name}/registration.json", rpc: R.getAgentRegistration, tag: "registry", summary: "ERC-8004 registration file", response: (j) => ({ status: 200, body: (j as JsonObject).registration! }) },
     { kind: "rpc", method: "GET", path: "/v1/wallet/balance", rpc: R.getWalletBalance, auth: "note", tag: "registry", summary: "Starter-credit balance of the note in X-402-Payment" },
 
     // Marketplace.

@@ -4,6 +4,11 @@ import { ServiceJobEntity } from "../../jobs/service-job.entity.js";
 import { ProofRecordEntity } from "../../proof/proof-record.entity.js";
 import { LedgerEntryEntity, LedgerPostingEntity } from "../../ledger/ledger.entity.js";
 import { SealEntity } from "../../skus/seal.entity.js";
+import { AgentEntity } from "../../registry/agent.entity.js";
+import { StarterNoteEntity } from "../../registry/starter-note.entity.js";
+import { CompDayEntity, CompGrantEntity } from "../../registry/comp.entity.js";
+import { WebhookEventEntity } from "../../webhooks/webhook-event.entity.js";
 
 // Every entity, listed explicitly.
-export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity];
+export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
+  AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity];

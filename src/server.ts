@@ -42,6 +42,7 @@ import { AgentStore } from "./registry/agent-store.js";
 import { registryDirectory } from "./registry/agent-directory.js";
 import { SecretBox } from "./registry/credentials.js";
 import { RegistryServiceImpl } from "./registry/registry.service.js";
+import { OnchainIdentity } from "./registry/onchain-identity.js";
 import { ReputationServiceImpl } from "./reputation/reputation.service.js";
 import { WebhookDispatcher } from "./webhooks/webhook-outbox.js";
 import { MULTICALL3_ADDRESS } from "./chain/artifacts.js";
@@ -96,6 +97,7 @@ export function buildApp(deps: AppDeps) {
   const store = new PaymentStore(ds);
   const jobs = new JobQueue(ds);
   const agents = new AgentStore(ds);
+  const identity = new OnchainIdentity(chain, config.identityRegistryAddress);
   const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents));
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
@@ -113,6 +115,7 @@ export function buildApp(deps: AppDeps) {
     staleAfterMs: config.settleTimeoutMs,
     resolveInFlight: async (p) => void (await reconciler.reconcile(p)),
     canRefund: refunder.available,
+    isOnboarded: (payer) => identity.isOnboarded(ds.manager, payer),
   });
   const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });
   const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency });
@@ -134,7 +137,7 @@ export function buildApp(deps: AppDeps) {
     safeFetch,
     internalWallets,
     network: chain.network,
-    identityRegistry: config.identityRegistryAddress,
+    identity,
     publicBaseUrl: config.publicBaseUrl,
   });
   const reputation = new ReputationServiceImpl(agents);

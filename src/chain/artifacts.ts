@@ -6,6 +6,7 @@ import type { Artifact } from "./contract-compiler.js";
 const require = createRequire(import.meta.url);
 export const DEV_USDC = require("./artifacts/DevUsdc.json") as Artifact & { abi: Abi };
 export const MULTICALL3 = require("./artifacts/Multicall3.json") as Artifact & { abi: Abi };
+export const IDENTITY_REGISTRY = require("./artifacts/IdentityRegistry.json") as Artifact & { abi: Abi };
 
 /** Standard Multicall3 address on every EVM chain. */
 export const MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11" as const;

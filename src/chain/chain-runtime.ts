@@ -51,7 +51,7 @@ export async function startChain(config: Config, log: Logger): Promise<ChainRunt
   let faucetAccount: LocalAccount | undefined;
   if (config.devChain) {
     const dev = devAccounts();
-    devChain = await startDevChain({ network: config.network, minter: dev.faucet.address, stateFile: config.devChainStateFile, log });
+    devChain = await startDevChain({ network: config.network, minter: dev.faucet.address, identityRegistry: config.identityRegistryAddress, stateFile: config.devChainStateFile, log });
     rpcUrl = devChain.rpcUrl;
     treasury = dev.treasury.address;
     treasuryAccount = dev.treasury;

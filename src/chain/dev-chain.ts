@@ -4,11 +4,11 @@ import path from "node:path";
 import { createTestClient, http, pad, publicActions, type Address } from "viem";
 import type { Logger } from "../platform/log.js";
 import type { NetworkInfo } from "./networks.js";
-import { DEV_USDC, MULTICALL3, MULTICALL3_ADDRESS } from "./artifacts.js";
+import { DEV_USDC, IDENTITY_REGISTRY, MULTICALL3, MULTICALL3_ADDRESS } from "./artifacts.js";
 
 // The embedded dev chain: anvil (from npm) on a free loopback port, mirroring Base Sepolia: its chain
-// id, our EIP-3009 token at Base Sepolia's USDC address with USDC's EIP-712 domain, and Multicall3 at
-// its standard address. Off-the-shelf x402 clients pay it unchanged; its money is worthless elsewhere.
+// id, our EIP-3009 token at Base Sepolia's USDC address with USDC's EIP-712 domain, Multicall3 at
+// its standard address, and a minimal ERC-8004 Identity Registry at the ERC-8004 testnet address. Off-the-shelf x402 clients pay it unchanged; its money is worthless elsewhere.
 
 export interface DevChain {
   rpcUrl: string;
@@ -19,6 +19,8 @@ export interface DevChainOptions {
   network: NetworkInfo;
   /** The token's minter (the faucet account). */
   minter: Address;
+  /** Where the ERC-8004 Identity Registry is placed. */
+  identityRegistry: Address;
   /** File anvil loads its state from and dumps it to, so the chain survives restarts; none when unset. */
   stateFile?: string;
   log: Logger;
@@ -66,6 +68,7 @@ export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   await client.setCode({ address: opts.network.usdcAddress, bytecode: DEV_USDC.deployedBytecode });
   await client.setStorageAt({ address: opts.network.usdcAddress, index: 0, value: pad(opts.minter) });
   await client.setCode({ address: MULTICALL3_ADDRESS, bytecode: MULTICALL3.deployedBytecode });
+  await client.setCode({ address: opts.identityRegistry, bytecode: IDENTITY_REGISTRY.deployedBytecode });
   opts.log.info({ rpcUrl, chainId: opts.network.chainId, usdc: opts.network.usdcAddress }, "dev chain started");
 
   return {

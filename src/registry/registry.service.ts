@@ -10,6 +10,7 @@ import {
   type GetAgentInstructionsRequest,
   type GetAgentRegistrationRequest,
   type GetPassportRequest,
+  type LinkOnchainIdentityRequest,
   type ListWebhookDeliveriesRequest,
   type RegisterAgentRequest,
   type RegistryService,
@@ -35,6 +36,7 @@ import type { AgentStore } from "./agent-store.js";
 import { API_KEY_PREFIX, issueCredential, NOTE_PREFIX, parseCredential, secretMatches, type SecretBox } from "./credentials.js";
 import { toAgentProto } from "./registry.mapper.js";
 import { StarterNoteEntity } from "./starter-note.entity.js";
+import { MAX_LINK_DEADLINE_S, type OnchainIdentity } from "./onchain-identity.js";
 
 // RegistryService: registration, payout wallet, callback and webhooks, key rotation, passports,
 // instructions, ERC-8004 registration files and starter-credit balances.
@@ -58,7 +60,7 @@ export interface RegistryDeps {
   /** Wallets the service itself uses (lowercase): refused as payout wallets. */
   internalWallets: ReadonlySet<string>;
   network: NetworkInfo;
-  identityRegistry: string;
+  identity: OnchainIdentity;
   publicBaseUrl: string | undefined;
 }
 
@@ -192,6 +194,38 @@ export class RegistryServiceImpl implements Partial<ServiceImpl<typeof RegistryS
       await enqueueWebhook(m, agent, "key.rotated", { rotated_at: new Date().toISOString() });
       return { agentId: me.agentId, apiKey: key.token };
     });
+  }
+
+  async linkOnchainIdentity(req: LinkOnchainIdentityRequest, ctx: HandlerContext) {
+    const me = await this.d.agents.authenticateSelf(ctx, req.agentId);
+    const registry = this.d.identity.registry;
+    if (req.network !== this.d.network.caip2) throw errors.invalidArgument("invalid_network", `network must be ${this.d.network.caip2}`);
+    if (!isAddress(req.registry) || getAddress(req.registry) !== getAddress(registry)) throw errors.invalidArgument("invalid_registry", `registry must be the ERC-8004 Identity Registry ${registry}`);
+    if (!/^\d{1,78}$/.test(req.onchainAgentId)) throw errors.invalidArgument("invalid_agent_id", "onchain_agent_id must be a decimal token id");
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    const deadline = BigInt(req.deadline);
+    if (deadline <= now || deadline > now + BigInt(MAX_LINK_DEADLINE_S)) throw errors.invalidArgument("invalid_deadline", `deadline must be in the next ${MAX_LINK_DEADLINE_S} seconds`);
+    const onchainAgentId = BigInt(req.onchainAgentId);
+    const controllers = await this.d.identity.controllers(onchainAgentId);
+    if (!controllers) throw errors.notFound("identity_not_found", `no identity ${req.onchainAgentId} in ${registry}`);
+    let signer: string;
+    try {
+      signer = await this.d.identity.recoverLinkSigner({ agentId: me.agentId, onchainAgentId, registry: getAddress(registry), deadline }, req.signature as `0x${string}`);
+    } catch {
+      throw errors.invalidArgument("invalid_signature", "signature is not a valid EIP-712 LinkIdentity signature");
+    }
+    if (signer !== controllers.owner && signer !== controllers.wallet) throw errors.permissionDenied("identity_not_controlled", "the statement is not signed by the identity's owner or agent wallet");
+    try {
+      return await runInTransaction(this.d.ds, async (m) => {
+        await m.update(AgentEntity, { agentId: me.agentId }, { identityNetwork: req.network, identityRegistry: getAddress(registry), identityAgentId: onchainAgentId.toString(), identityOwner: controllers.owner, updateTime: new Date() });
+        const agent = (await m.findOneBy(AgentEntity, { agentId: me.agentId }))!;
+        await enqueueWebhook(m, agent, "identity.linked", { network: req.network, registry: getAddress(registry), onchain_agent_id: onchainAgentId.toString() });
+        return { agent: toAgentProto(agent) };
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw errors.alreadyExists("identity_linked_elsewhere", "this on-chain identity is already linked to another agent");
+      throw err;
+    }
   }
 
   async getPassport(req: GetPassportRequest) {

@@ -59,6 +59,8 @@ export interface PaymentGateDeps {
   resolveInFlight: (payment: X402PaymentEntity) => Promise<void>;
   /** Whether failed async jobs can be refunded; async SKUs are not sold otherwise. */
   canRefund: boolean;
+  /** Whether a payer controls a linked ERC-8004 identity (for onboarding-gated SKUs). */
+  isOnboarded: (payer: string) => Promise<boolean>;
 }
 
 /** The fee on a catalog sale: the service rate, from the provider's share (internal identities get no discount). */
@@ -103,6 +105,13 @@ export class PaymentGate {
       throw paymentError(Code.InvalidArgument, "payment_invalid", "invalid_payload: authorization.from or nonce is malformed", challengeFor("invalid_payload"));
     }
     const payer = getAddress(auth.from);
+    if (sku.onboardingRequired && !(await this.d.isOnboarded(payer))) {
+      throw errors.gateRefused(
+        "onboarding_required",
+        `${sku.skuId} changes state: the paying wallet ${payer} must control an ERC-8004 identity linked to a registered agent (POST /a2a/agents/{agent_id}/identity); nothing was charged`,
+        "erc8004_identity",
+      );
+    }
 
     for (let round = 0; round < 3; round++) {
       const claim = await this.d.store.claim({

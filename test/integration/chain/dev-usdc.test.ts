@@ -1,3 +1,4 @@
+import { ERC8004_TESTNET_IDENTITY_REGISTRY } from "../../../src/config.js";
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -120,7 +121,7 @@ describe("DevUsdc and Multicall3 on the anvil dev chain", function () {
 
   before(async () => {
     dev = devAccounts();
-    chain = await startDevChain({ network: NETWORK, minter: dev.faucet.address, log: createLogger("silent") });
+    chain = await startDevChain({ network: NETWORK, minter: dev.faucet.address, identityRegistry: ERC8004_TESTNET_IDENTITY_REGISTRY, log: createLogger("silent") });
     viemChain = { ...baseSepolia, rpcUrls: { default: { http: [chain.rpcUrl] } } };
     client = createPublicClient({ chain: viemChain, transport: http(chain.rpcUrl), pollingInterval: 50 }) as PublicClient;
   });

@@ -1,0 +1,115 @@
+import { expect } from "chai";
+import { createWalletClient, http, parseEventLogs, type Address } from "viem";
+import { baseSepolia } from "viem/chains";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { z } from "zod";
+import { IDENTITY_REGISTRY } from "../../../src/chain/artifacts.js";
+import { ERC8004_TESTNET_IDENTITY_REGISTRY } from "../../../src/config.js";
+import { LINK_DOMAIN_NAME, LINK_TYPES } from "../../../src/registry/onchain-identity.js";
+import { skuHandlers } from "../../../src/skus/sku-handlers.js";
+import { NO_AGENTS } from "../../../src/skus/subject.js";
+import type { SkuHandler } from "../../../src/skus/sku-handler.js";
+import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
+import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
+import { bearer, registerAgent } from "../../fixtures/agents.js";
+
+const json = { "content-type": "application/json" };
+const REGISTRY = ERC8004_TESTNET_IDENTITY_REGISTRY as Address;
+
+// A state-mutating SKU stands in for the engine of a later issue: it only echoes the alert it was given.
+const echoAlert: SkuHandler<{ task: string }> = {
+  skuId: "oracle.alert-generator",
+  poweredBy: "test-engine",
+  input: z.object({ task: z.string() }).loose(),
+  run: async (input) => ({ alert: input.task, state: "armed" }),
+};
+
+describe("ERC-8004 onboarding gate", function () {
+  this.timeout(60_000);
+  let srv: TestServer;
+  before(async () => {
+    const handlers = new Map(skuHandlers(NO_AGENTS));
+    handlers.set(echoAlert.skuId, echoAlert);
+    srv = await startTestServer({}, { handlers });
+  });
+  after(() => srv.close());
+
+  const wallet = (b: Buyer) => createWalletClient({ account: b.account, chain: { ...baseSepolia, rpcUrls: { default: { http: [srv.chain.rpcUrl] } } }, transport: http(srv.chain.rpcUrl) });
+  const pay = (b: Buyer) =>
+    wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(b.account)))(`${srv.url}/v1/services/oracle.alert-generator`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ task: "BTC above 100k" }),
+    });
+
+  async function mintIdentity(b: Buyer): Promise<bigint> {
+    const hash = await wallet(b).writeContract({ address: REGISTRY, abi: IDENTITY_REGISTRY.abi, functionName: "register", args: ["https://example.com/agent.json"] });
+    const receipt = await srv.chain.publicClient.waitForTransactionReceipt({ hash });
+    const [ev] = parseEventLogs({ abi: IDENTITY_REGISTRY.abi, logs: receipt.logs, eventName: "Registered" }) as unknown as { args: { agentId: bigint } }[];
+    return ev!.args.agentId;
+  }
+
+  const sign = (b: Buyer, agentId: string, onchainAgentId: bigint, deadline: bigint) =>
+    b.account.signTypedData({ domain: { name: LINK_DOMAIN_NAME, version: "1", chainId: 84532 }, types: LINK_TYPES, primaryType: "LinkIdentity", message: { agentId, onchainAgentId, registry: REGISTRY, deadline } });
+
+  const link = (agent: { agent_id: string; api_key: string }, onchainAgentId: bigint, signature: string, deadline: bigint) =>
+    fetch(`${srv.url}/a2a/agents/${agent.agent_id}/identity`, {
+      method: "POST",
+      headers: bearer(agent.api_key),
+      body: JSON.stringify({ network: "eip155:84532", registry: REGISTRY, onchain_agent_id: onchainAgentId.toString(), signature, deadline: Number(deadline) }),
+    });
+
+  it("refuses a gated SKU from a payer without a linked identity with 409 before any charge, then serves it once linked", async () => {
+    const buyer = await newBuyer(srv);
+    const before = await usdcBalance(srv, buyer.address);
+    const refused = await pay(buyer);
+    expect(refused.status).to.equal(409);
+    expect(await refused.json()).to.have.nested.property("error.code", "onboarding_required");
+    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+
+    const agent = await registerAgent(srv, { evm_address: buyer.address });
+    const onchainId = await mintIdentity(buyer);
+    const deadline = BigInt(Math.floor(Date.now() / 1000) + 600);
+    const linked = await link(agent, onchainId, await sign(buyer, agent.agent_id, onchainId, deadline), deadline);
+    expect(linked.status).to.equal(200);
+    expect(((await linked.json()) as { agent: { onchain_identity: string } }).agent.onchain_identity).to.equal(`eip155:84532:${REGISTRY}:${onchainId}`);
+    const reg = (await (await fetch(`${srv.url}/a2a/agents/${agent.agent_id}/registration.json`)).json()) as { registrations: unknown[] };
+    expect(reg.registrations).to.deep.equal([{ agentId: Number(onchainId), agentRegistry: `eip155:84532:${REGISTRY}` }]);
+
+    const paid = await pay(buyer);
+    expect(paid.status).to.equal(200);
+    expect(((await paid.json()) as { deliverable: unknown }).deliverable).to.deep.equal({ alert: "BTC above 100k", state: "armed" });
+    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 20_000n);
+
+    // Control is re-checked on-chain: after the identity moves to another owner, the gate closes again.
+    const stranger = privateKeyToAccount(generatePrivateKey()).address;
+    const hash = await wallet(buyer).writeContract({ address: REGISTRY, abi: IDENTITY_REGISTRY.abi, functionName: "transferFrom", args: [buyer.address, stranger, onchainId] });
+    await srv.chain.publicClient.waitForTransactionReceipt({ hash });
+    expect((await pay(buyer)).status).to.equal(409);
+  });
+
+  it("refuses links not signed by the identity's controller, expired or far-off deadlines, and a second agent for one identity", async () => {
+    const owner = await newBuyer(srv);
+    const other = await newBuyer(srv);
+    const a = await registerAgent(srv);
+    const b = await registerAgent(srv);
+    const onchainId = await mintIdentity(owner);
+    const soon = BigInt(Math.floor(Date.now() / 1000) + 600);
+    const byOther = await link(a, onchainId, await sign(other, a.agent_id, onchainId, soon), soon);
+    expect(byOther.status).to.equal(403);
+    expect(await byOther.json()).to.have.nested.property("error.code", "identity_not_controlled");
+    const forB = await link(a, onchainId, await sign(owner, b.agent_id, onchainId, soon), soon); // signed for another agent id
+    expect(forB.status).to.equal(403);
+    const past = BigInt(Math.floor(Date.now() / 1000) - 5);
+    expect((await link(a, onchainId, await sign(owner, a.agent_id, onchainId, past), past)).status).to.equal(400);
+    const far = BigInt(Math.floor(Date.now() / 1000) + 10 * 24 * 3600);
+    expect((await link(a, onchainId, await sign(owner, a.agent_id, onchainId, far), far)).status).to.equal(400);
+    expect((await link(a, 999_999n, await sign(owner, a.agent_id, 999_999n, soon), soon)).status).to.equal(404);
+    expect((await link(a, onchainId, await sign(owner, a.agent_id, onchainId, soon), soon)).status).to.equal(200);
+    const second = await link(b, onchainId, await sign(owner, b.agent_id, onchainId, soon), soon);
+    expect(second.status).to.equal(409);
+    expect(await second.json()).to.have.nested.property("error.code", "identity_linked_elsewhere");
+  });
+});

@@ -43,6 +43,7 @@ import { registryDirectory } from "./registry/agent-directory.js";
 import { SecretBox } from "./registry/credentials.js";
 import { RegistryServiceImpl } from "./registry/registry.service.js";
 import { OnchainIdentity } from "./registry/onchain-identity.js";
+import { CompService } from "./registry/comp.service.js";
 import { ReputationServiceImpl } from "./reputation/reputation.service.js";
 import { WebhookDispatcher } from "./webhooks/webhook-outbox.js";
 import { MULTICALL3_ADDRESS } from "./chain/artifacts.js";
@@ -98,6 +99,12 @@ export function buildApp(deps: AppDeps) {
   const jobs = new JobQueue(ds);
   const agents = new AgentStore(ds);
   const identity = new OnchainIdentity(chain, config.identityRegistryAddress);
+  const internalWallets = new Set(
+    [chain.treasury, chain.facilitatorAccount?.address, chain.faucetAccount?.address, chain.network.usdcAddress, MULTICALL3_ADDRESS, config.identityRegistryAddress, ...config.internalWallets]
+      .filter((a): a is string => Boolean(a))
+      .map((a) => a.toLowerCase()),
+  );
+  const comps = new CompService(ds, agents, chain, internalWallets);
   const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents));
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
@@ -116,6 +123,7 @@ export function buildApp(deps: AppDeps) {
     resolveInFlight: async (p) => void (await reconciler.reconcile(p)),
     canRefund: refunder.available,
     isOnboarded: (payer) => identity.isOnboarded(ds.manager, payer),
+    requestComp: (authorization) => comps.request(authorization),
   });
   const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });
   const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency });
@@ -124,11 +132,6 @@ export function buildApp(deps: AppDeps) {
   const proofs = new ProofServiceImpl(ds, proofKey);
   const box = new SecretBox(config.webhookSecretKey);
   const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
-  const internalWallets = new Set(
-    [chain.treasury, chain.facilitatorAccount?.address, chain.faucetAccount?.address, chain.network.usdcAddress, MULTICALL3_ADDRESS, config.identityRegistryAddress, ...config.internalWallets]
-      .filter((a): a is string => Boolean(a))
-      .map((a) => a.toLowerCase()),
-  );
   const registry = new RegistryServiceImpl({
     ds,
     agents,

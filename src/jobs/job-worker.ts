@@ -1,4 +1,4 @@
-import { fromJson, toJson } from "@bufbuild/protobuf";
+import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import type { DataSource } from "typeorm";
 import { CallServiceResponseSchema } from "../../gen/svc/payment/v1/payment_service_pb.js";
 import { CallStatus } from "../../gen/svc/payment/v1/payment_pb.js";
@@ -80,10 +80,13 @@ export class JobWorker {
     if (job.attempts > MAX_ATTEMPTS) return this.refund(job, job.error ?? "attempts exhausted");
     const sku = this.d.skus.get(job.skuId)!;
     const handler = this.d.handlers.get(job.skuId)!;
-    const payment = (await this.d.store.get(job.paymentId))!;
+    // A comped job has no payment: nothing was charged, so nothing is refunded if it fails.
+    const payment = await this.d.store.get(job.paymentId);
     try {
       const deliverable = await handler.run(JSON.parse(job.inputJson), { manager: this.d.ds.manager, payer: job.payer, paymentId: job.paymentId, now: new Date(), proofKey: this.d.proofKey });
-      const result = fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson!));
+      const result = payment?.responseJson
+        ? fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson))
+        : create(CallServiceResponseSchema, { skuId: job.skuId, jobId: job.jobId, pollUrl: `/v1/services/result/${job.jobId}`, poweredBy: handler.poweredBy, charged: false });
       result.status = CallStatus.DELIVERED;
       result.deliverable = deliverable;
       result.svcTrust = trustEnvelopeProto(deliverable, sku);
@@ -92,6 +95,10 @@ export class JobWorker {
       this.d.log.warn({ err, jobId: job.jobId, attempt: job.attempts }, "async job attempt failed");
       if (job.attempts < MAX_ATTEMPTS) {
         await this.d.jobs.move(job.jobId, ["running"], "pending", { error: String((err as Error).message).slice(0, 500), leaseUntil: null });
+        return;
+      }
+      if (!payment) {
+        await this.d.jobs.move(job.jobId, ["running"], "failed", { error: String((err as Error).message).slice(0, 500), finishTime: new Date(), leaseUntil: null });
         return;
       }
       await this.refund(job, String((err as Error).message));

@@ -57,7 +57,13 @@ export class PaymentServiceImpl implements ServiceImpl<typeof PaymentService> {
     const host = ctx.requestHeader.get("host") ?? "localhost";
     ctx.responseHeader.set("cache-control", "no-store");
     const res = await this.d.gate.call(
-      { skuId: req.skuId, input: (req.input ?? {}) as JsonObject, paymentHeader: header, baseUrl: this.d.publicBaseUrl ?? `http://${host}` },
+      {
+        skuId: req.skuId,
+        input: (req.input ?? {}) as JsonObject,
+        paymentHeader: header,
+        authorization: ctx.requestHeader.get("authorization") ?? undefined,
+        baseUrl: this.d.publicBaseUrl ?? `http://${host}`,
+      },
       (name, value) => ctx.responseHeader.set(name, value),
     );
     if (res.jobId) this.d.onJobAccepted();

@@ -23,8 +23,12 @@ export class AgentStore {
   }
 
   /** The agent whose Bearer key authorizes this call; 401 `auth_required` otherwise. */
-  async authenticate(ctx: HandlerContext): Promise<AgentEntity> {
-    const header = ctx.requestHeader.get("authorization") ?? "";
+  authenticate(ctx: HandlerContext): Promise<AgentEntity> {
+    return this.authenticateHeader(ctx.requestHeader.get("authorization") ?? "");
+  }
+
+  /** The agent of an `Authorization: Bearer <api_key>` header value; 401 `auth_required` otherwise. */
+  async authenticateHeader(header: string): Promise<AgentEntity> {
     const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
     const cred = token ? parseCredential(token) : undefined;
     if (!cred || cred.prefix !== API_KEY_PREFIX) throw errors.authRequired();

@@ -22,6 +22,7 @@ import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.
 import { parseInput, type SkuHandler } from "../skus/sku-handler.js";
 import { trustEnvelope } from "../trust/trust-envelope.js";
 import type { JobQueue } from "../jobs/job-queue.js";
+import { COMP_SKU, type CompDecision } from "../registry/comp.service.js";
 import { FacilitatorUnavailableError, type Facilitator } from "./facilitator.js";
 import type { PaymentState, X402PaymentEntity } from "./payment.entity.js";
 import { PaymentStore } from "./payment-store.js";
@@ -37,6 +38,8 @@ export interface PaidCall {
   skuId: string;
   input: JsonObject;
   paymentHeader: string | undefined;
+  /** `Authorization` header, if any (an agent asking for its comped audit). */
+  authorization?: string;
   baseUrl: string;
 }
 
@@ -61,6 +64,8 @@ export interface PaymentGateDeps {
   canRefund: boolean;
   /** Whether a payer controls a linked ERC-8004 identity (for onboarding-gated SKUs). */
   isOnboarded: (payer: string) => Promise<boolean>;
+  /** Evaluates and grants the comped audit for the agent of an Authorization header. */
+  requestComp: (authorization: string) => Promise<CompDecision>;
 }
 
 /** The fee on a catalog sale: the service rate, from the provider's share (internal identities get no discount). */
@@ -87,10 +92,22 @@ export class PaymentGate {
     const missing = await handler.precheck?.(input, this.d.ds.manager);
     if (missing) return this.unpaid(sku, missing);
 
+    let compDenial: string | undefined;
+    if (sku.skuId === COMP_SKU && !call.paymentHeader && call.authorization) {
+      const decision = await this.d.requestComp(call.authorization);
+      if (decision.granted) return this.comped(sku, handler, input, decision.compId, decision.agent.evmAddress!);
+      compDenial = decision.reason;
+    }
+
     const ctx: ChallengeContext = { ...this.d.challengeContext, baseUrl: call.baseUrl };
     const reqs = skuRequirements(sku, ctx);
     const challengeFor = (error: string) => challenge(sku, reqs, ctx, error);
-    if (!call.paymentHeader) throw paymentError(Code.FailedPrecondition, "payment_required", "Payment required", challengeFor("Payment required"));
+    if (!call.paymentHeader) {
+      const ch = challengeFor("Payment required");
+      if (!compDenial) throw paymentError(Code.FailedPrecondition, "payment_required", "Payment required", ch);
+      // The comp was asked for and denied: the full list price is quoted, with the reason.
+      throw paymentError(Code.FailedPrecondition, "payment_required", `Payment required (comp denied: ${compDenial})`, ch, { [COMP_DENIAL_HEADER]: compDenial });
+    }
     let payload: PaymentPayload;
     try {
       payload = decodePaymentHeader(call.paymentHeader);
@@ -141,6 +158,18 @@ export class PaymentGate {
       if ((IN_FLIGHT as readonly string[]).includes(existing.state)) throw paymentInProgress();
     }
     throw paymentInProgress();
+  }
+
+  /** A comped call: nothing is paid or charged; an async SKU's job is claimable at once. */
+  private async comped(sku: SkuDefinition, handler: SkuHandler<any>, input: unknown, compId: string, wallet: string): Promise<CallServiceResponse> {
+    const reason = `comped audit ${compId}: nothing was charged`;
+    if (sku.mode === "sync") {
+      const deliverable = await handler.run(input, { manager: this.d.ds.manager, payer: wallet, paymentId: compId, now: new Date(), proofKey: this.d.proofKey });
+      return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.DELIVERED, deliverable, svcTrust: trustEnvelopeProto(deliverable, sku), poweredBy: handler.poweredBy, charged: false, reason });
+    }
+    const jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: compId, payer: wallet, inputJson: JSON.stringify(input) });
+    await this.d.jobs.move(jobId, ["queued"], "pending");
+    return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: false, reason });
   }
 
   private async resolve(p: X402PaymentEntity): Promise<X402PaymentEntity> {
@@ -333,9 +362,12 @@ export function policyManifest(sku: SkuDefinition): JsonObject {
   };
 }
 
-function paymentError(code: Code, reason: string, message: string, ch: Challenge) {
+/** Response header naming why a requested comped audit was denied. */
+export const COMP_DENIAL_HEADER = "svc-comp-denial";
+
+function paymentError(code: Code, reason: string, message: string, ch: Challenge, extraHeaders: Record<string, string> = {}) {
   return rpcError(code, reason, message, {
-    headers: { [X402_HEADERS.paymentRequired]: encodePaymentRequired(ch.v2) },
+    headers: { [X402_HEADERS.paymentRequired]: encodePaymentRequired(ch.v2), ...extraHeaders },
     details: [
       { desc: PaymentRequiredSchema, value: ch.v2 },
       { desc: PaymentRequiredSchema, value: ch.v1 },

@@ -4,6 +4,9 @@ import { AgentEntity } from "../../../src/registry/agent.entity.js";
 import { checkJournal } from "../../../src/ledger/ledger.js";
 import { renderPassport } from "../../../src/registry/passport-html.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
+import { newBuyer } from "../../fixtures/buyer.js";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { bearer, registerAgent } from "../../fixtures/agents.js";
 
 const json = { "content-type": "application/json" };
@@ -103,6 +106,17 @@ describe("agent registry", function () {
     expect(reg.services.map((s: { name: string }) => s.name)).to.include.members(["web", "A2A", "agentWallet"]);
     expect(reg.registrations).to.deep.equal([]);
     expect((await fetch(`${srv.url}/a2a/agents/nobody-${Date.now()}/reputation`)).status).to.equal(404);
+  });
+
+  it("reputation.lookup, paid, finds a registered agent with no provider history: found, score 0, badge none", async () => {
+    const a = await registerAgent(srv);
+    const buyer = await newBuyer(srv);
+    const pay = wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(buyer.account)));
+    const res = await pay(`${srv.url}/v1/services/reputation.lookup`, { method: "POST", headers: json, body: JSON.stringify({ task: `agent_id: ${a.name}` }) });
+    expect(res.status).to.equal(200);
+    const body = (await res.json()) as { deliverable: Record<string, unknown>; charged: boolean };
+    expect(body.charged).to.equal(true);
+    expect(body.deliverable).to.include({ agent_id: a.agent_id, found: true, score: 0, badge: "none" });
   });
 
   it("reports a note's balance; refuses an API key, a forged note and a missing note", async () => {

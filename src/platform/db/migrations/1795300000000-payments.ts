@@ -1,12 +1,8 @@
-import { Table, TableIndex, type MigrationInterface, type QueryRunner, type TableColumnOptions } from "typeorm";
-import { LONG_TEXT, TIMESTAMP } from "../column-types.js";
+import { Table, TableIndex, type MigrationInterface, type QueryRunner } from "typeorm";
+import { LONG_TEXT } from "../column-types.js";
+import { money, str, ts } from "./columns.js";
 
 // Payments, async jobs, the proof rail, the ledger and seals (the payments issue).
-
-const ts = (name: string, nullable = false): TableColumnOptions => ({ name, ...TIMESTAMP, isNullable: nullable });
-const str = (name: string, length: number, nullable = false): TableColumnOptions => ({ name, type: "varchar", length: String(length), isNullable: nullable });
-const chr = (name: string, length: number, nullable = false): TableColumnOptions => ({ name, type: "varchar", length: String(length), isNullable: nullable });
-const money = (name: string): TableColumnOptions => ({ name, type: "decimal", precision: 30, scale: 0 });
 
 export class Payments1795300000000 implements MigrationInterface {
   name = "Payments1795300000000";
@@ -17,11 +13,11 @@ export class Payments1795300000000 implements MigrationInterface {
         name: "x402_payments",
         columns: [
           { ...str("payment_id", 32), isPrimary: true },
-          chr("payment_key", 64),
+          str("payment_key", 64),
           str("network", 32),
-          chr("asset", 42),
-          chr("payer", 42),
-          chr("nonce", 66),
+          str("asset", 42),
+          str("payer", 42),
+          str("nonce", 66),
           str("sku_id", 64),
           money("amount"),
           { name: "x402_version", type: "integer" },
@@ -29,10 +25,10 @@ export class Payments1795300000000 implements MigrationInterface {
           { name: "payload_json", type: "text" },
           { name: "requirements_json", type: "text" },
           { name: "response_json", type: LONG_TEXT, isNullable: true },
-          chr("tx_hash", 66, true),
+          str("tx_hash", 66, true),
           str("job_id", 32, true),
           str("error_reason", 128, true),
-          chr("refund_tx_hash", 66, true),
+          str("refund_tx_hash", 66, true),
           ts("create_time"),
           ts("update_time"),
         ],
@@ -50,7 +46,7 @@ export class Payments1795300000000 implements MigrationInterface {
           { ...str("job_id", 32), isPrimary: true },
           str("sku_id", 64),
           str("payment_id", 32),
-          chr("payer", 42),
+          str("payer", 42),
           { name: "input_json", type: LONG_TEXT },
           str("state", 16),
           { name: "result_json", type: LONG_TEXT, isNullable: true },
@@ -74,8 +70,8 @@ export class Payments1795300000000 implements MigrationInterface {
           str("task_class", 64),
           ts("ts"),
           { name: "body_json", type: "text" },
-          chr("record_sha256", 64),
-          chr("integrity_signature", 64),
+          str("record_sha256", 64),
+          str("integrity_signature", 64),
         ],
         indices: [
           new TableIndex({ name: "uq_proof_records_id", columnNames: ["proof_id"], isUnique: true }),
@@ -110,11 +106,11 @@ export class Payments1795300000000 implements MigrationInterface {
         name: "seals",
         columns: [
           { ...str("seal_id", 32), isPrimary: true },
-          chr("content_sha256", 64),
+          str("content_sha256", 64),
           str("producer", 128),
           ts("produced_at"),
-          chr("payer", 42),
-          chr("signature", 64),
+          str("payer", 42),
+          str("signature", 64),
           ts("sealed_at"),
           ts("used_at", true),
         ],

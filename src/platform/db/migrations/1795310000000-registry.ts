@@ -1,10 +1,8 @@
-import { Table, TableIndex, type MigrationInterface, type QueryRunner, type TableColumnOptions } from "typeorm";
-import { TIMESTAMP } from "../column-types.js";
+import { Table, TableIndex, type MigrationInterface, type QueryRunner } from "typeorm";
+import { money, str, ts } from "./columns.js";
 
 // Agents, starter-credit notes, the webhook outbox and the comped-audit counters (the registry issue).
 
-const ts = (name: string, nullable = false): TableColumnOptions => ({ name, ...TIMESTAMP, isNullable: nullable });
-const str = (name: string, length: number, nullable = false): TableColumnOptions => ({ name, type: "varchar", length: String(length), isNullable: nullable });
 
 export class Registry1795310000000 implements MigrationInterface {
   name = "Registry1795310000000";
@@ -48,7 +46,7 @@ export class Registry1795310000000 implements MigrationInterface {
           { ...str("note_id", 24), isPrimary: true },
           str("agent_id", 24),
           str("secret_hash", 64),
-          { name: "budget", type: "decimal", precision: 30, scale: 0 },
+          money("budget"),
           str("status", 16),
           ts("create_time"),
         ],

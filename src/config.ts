@@ -49,6 +49,8 @@ const EnvSchema = z.object({
   SAFE_FETCH_ALLOW: z.string().default(""),
   INTERNAL_WALLETS: z.string().default(""),
   IDENTITY_REGISTRY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
+  OPERATOR_API_KEY: z.string().min(16).optional(),
+  REQUEST_TTL_HOURS: z.coerce.number().min(0.0001).max(24 * 90).default(72),
 });
 
 
@@ -102,6 +104,10 @@ export interface Config {
   internalWallets: string[];
   /** ERC-8004 Identity Registry; the dev chain places one at the testnet address. */
   identityRegistryAddress: `0x${string}`;
+  /** Bearer key of the operator routes (payouts); closed when unset. */
+  operatorApiKey: string | undefined;
+  /** How long an open marketplace request lives. */
+  requestTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -160,5 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     safeFetchAllow: e.SAFE_FETCH_ALLOW.split(",").map((h) => h.trim()).filter(Boolean),
     internalWallets: e.INTERNAL_WALLETS.split(",").map((h) => h.trim()).filter(Boolean),
     identityRegistryAddress: (e.IDENTITY_REGISTRY_ADDRESS ?? ERC8004_TESTNET_IDENTITY_REGISTRY) as `0x${string}`,
+    operatorApiKey: e.OPERATOR_API_KEY,
+    requestTtlSeconds: Math.round(e.REQUEST_TTL_HOURS * 3600),
   };
 }

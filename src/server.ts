@@ -46,6 +46,10 @@ import { OnchainIdentity } from "./registry/onchain-identity.js";
 import { CompService } from "./registry/comp.service.js";
 import { ReputationServiceImpl } from "./reputation/reputation.service.js";
 import { WebhookDispatcher } from "./webhooks/webhook-outbox.js";
+import { MarketplaceServiceImpl } from "./marketplace/marketplace.service.js";
+import { PayoutReleaser } from "./marketplace/payout-releaser.js";
+import { fundDevTreasury } from "./chain/dev-treasury.js";
+import { createHash } from "node:crypto";
 import { MULTICALL3_ADDRESS } from "./chain/artifacts.js";
 import { BuiltInFacilitator, type SignerRecovery } from "./x402/builtin-facilitator.js";
 import type { Facilitator } from "./x402/facilitator.js";
@@ -73,7 +77,7 @@ export interface AppDeps {
 }
 
 /** Services whose RPCs are not implemented yet: registered empty, so every RPC answers Unimplemented. */
-const NOT_YET_IMPLEMENTED = [MarketplaceService, WitnessService, MarketsService];
+const NOT_YET_IMPLEMENTED = [WitnessService, MarketsService];
 
 /** Discovery RPCs stay open to clients with an outdated kit, so they can learn where to refresh. */
 const KIT_EXEMPT_SERVICES = new Set([CatalogService.typeName, RulesService.typeName]);
@@ -144,6 +148,15 @@ export function buildApp(deps: AppDeps) {
     publicBaseUrl: config.publicBaseUrl,
   });
   const reputation = new ReputationServiceImpl(agents);
+  const marketplace = new MarketplaceServiceImpl({
+    ds,
+    agents,
+    releaser: new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), log),
+    requestTtlSeconds: config.requestTtlSeconds,
+    operatorKeyDigest: config.operatorApiKey ? createHash("sha256").update(config.operatorApiKey).digest() : undefined,
+    log,
+  });
+  let expiry: NodeJS.Timeout | undefined;
   const webhooks = new WebhookDispatcher({ ds, box, policy: safeFetch, log, backoffBaseMs: config.webhookBackoffBaseMs, retryWindowMs: config.webhookRetryMs });
   const liveRuleSections = new Set<RuleSection>();
   const rules = new RulesServiceImpl(liveRuleSections);
@@ -167,6 +180,7 @@ export function buildApp(deps: AppDeps) {
     router.service(ProofService, proofs);
     router.service(RegistryService, registry);
     router.service(ReputationService, reputation);
+    router.service(MarketplaceService, marketplace);
     for (const service of NOT_YET_IMPLEMENTED) router.service(service, {});
   };
   const interceptors: Interceptor[] = [
@@ -206,10 +220,14 @@ export function buildApp(deps: AppDeps) {
       const r = await reconciler.reconcileAll(config.settleTimeoutMs);
       if (r.finalized || r.failed) log.info(r, "payments reconciled at start");
       await refunder.resume();
+      if (chain.dev) await fundDevTreasury(ds, chain, sender(chain.faucetAccount)!, log);
       worker.start();
       webhooks.start();
+      expiry = setInterval(() => void marketplace.expireDue().catch((err) => log.error({ err }, "request expiry failed")), 30_000);
+      expiry.unref();
     },
     async stop() {
+      clearInterval(expiry);
       await Promise.all([worker.stop(), webhooks.stop()]);
     },
   };

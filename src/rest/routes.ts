@@ -25,6 +25,12 @@ const markdown = (json: JsonValue): RestResult => ({
   body: String((json as JsonObject).markdown ?? ""),
 });
 
+/** The message inside a single-field response (`{request: {...}}` -> `{...}`), as the spec's routes answer. */
+const unwrap = (field: string, status = 200, extra: JsonObject = {}) => (json: JsonValue): RestResult => ({ status, body: { ...((json as JsonObject)[field] as JsonObject), ...extra } });
+
+/** Bids also carry the integration guide's name for the price. */
+const bidJson = (bid: JsonObject): JsonObject => (bid.price_usd === undefined ? bid : { ...bid, price_per_call_usd: bid.price_usd });
+
 const callBody = (ctx: RestContext): JsonValue => ({ sku_id: ctx.params.sku_id!, input: ctx.body ?? {} });
 
 const bidBody = (ctx: RestContext): JsonValue => {
@@ -33,6 +39,11 @@ const bidBody = (ctx: RestContext): JsonValue => {
   if (body.price_usd === undefined && body.price_per_call_usd !== undefined) body.price_usd = body.price_per_call_usd;
   return { ...body, ...ctx.params };
 };
+
+function requestJson(json: JsonValue, status: number): RestResult {
+  const request = (json as JsonObject).request as JsonObject;
+  return { status, body: { ...request, bids: ((request.bids ?? []) as JsonObject[]).map(bidJson) } };
+}
 
 export interface DocumentHandlers {
   openapi: DocumentRoute["handler"];
@@ -87,13 +98,13 @@ export function restRoutes(docs: DocumentHandlers): RestRoute[] {
 
     // Marketplace.
     { kind: "rpc", method: "GET", path: "/a2a/requests/open", rpc: M.listOpenRequests, tag: "marketplace", summary: "Open requests, newest first" },
-    { kind: "rpc", method: "POST", path: "/a2a/requests", rpc: M.createRequest, successStatus: 201, auth: "bearer+note", tag: "marketplace", summary: "Post a request with escrowed budget" },
-    { kind: "rpc", method: "GET", path: "/a2a/requests/{request_id}", rpc: M.getRequest, tag: "marketplace", summary: "A request with its bids and jobs" },
-    { kind: "rpc", method: "POST", path: "/a2a/requests/{request_id}/cancel", rpc: M.cancelRequest, auth: "bearer", tag: "marketplace", summary: "Cancel an open request" },
-    { kind: "rpc", method: "POST", path: "/a2a/requests/{request_id}/bids", rpc: M.submitBid, successStatus: 201, auth: "bearer", tag: "marketplace", summary: "Bid on a request", request: bidBody },
-    { kind: "rpc", method: "POST", path: "/a2a/bids/{bid_id}/accept", rpc: M.acceptBid, auth: "bearer", tag: "marketplace", summary: "Accept a bid (requester)" },
-    { kind: "rpc", method: "GET", path: "/a2a/jobs/{job_id}", rpc: M.getJob, auth: "bearer", tag: "marketplace", summary: "A job (requester or assigned provider)" },
-    { kind: "rpc", method: "POST", path: "/a2a/jobs/{job_id}/complete", rpc: M.completeJob, auth: "bearer", tag: "marketplace", summary: "Complete a job (assigned provider)" },
+    { kind: "rpc", method: "POST", path: "/a2a/requests", rpc: M.createRequest, successStatus: 201, auth: "bearer+note", tag: "marketplace", summary: "Post a request with escrowed budget", response: (j) => requestJson(j, 201) },
+    { kind: "rpc", method: "GET", path: "/a2a/requests/{request_id}", rpc: M.getRequest, tag: "marketplace", summary: "A request with its bids and jobs", response: (j) => requestJson(j, 200) },
+    { kind: "rpc", method: "POST", path: "/a2a/requests/{request_id}/cancel", rpc: M.cancelRequest, auth: "bearer", tag: "marketplace", summary: "Cancel an open request", response: (j) => requestJson(j, 200) },
+    { kind: "rpc", method: "POST", path: "/a2a/requests/{request_id}/bids", rpc: M.submitBid, successStatus: 201, auth: "bearer", tag: "marketplace", summary: "Bid on a request", request: bidBody, response: (j) => ({ status: 201, body: { ...bidJson((j as JsonObject).bid as JsonObject), status: "bid_submitted" } }) },
+    { kind: "rpc", method: "POST", path: "/a2a/bids/{bid_id}/accept", rpc: M.acceptBid, auth: "bearer", tag: "marketplace", summary: "Accept a bid (requester)", response: unwrap("job") },
+    { kind: "rpc", method: "GET", path: "/a2a/jobs/{job_id}", rpc: M.getJob, auth: "bearer", tag: "marketplace", summary: "A job (requester or assigned provider)", response: unwrap("job") },
+    { kind: "rpc", method: "POST", path: "/a2a/jobs/{job_id}/complete", rpc: M.completeJob, auth: "bearer", tag: "marketplace", summary: "Complete a job (assigned provider)", response: unwrap("job") },
     { kind: "rpc", method: "GET", path: "/v1/admin/payouts", rpc: M.listPayouts, auth: "operator", tag: "marketplace", summary: "Payouts (operator)" },
     { kind: "rpc", method: "POST", path: "/v1/admin/payouts/{payout_id}/release", rpc: M.releasePayout, auth: "operator", tag: "marketplace", summary: "Release a payout (operator)" },
 

@@ -8,7 +8,9 @@ import { AgentEntity } from "../../registry/agent.entity.js";
 import { StarterNoteEntity } from "../../registry/starter-note.entity.js";
 import { CompDayEntity, CompGrantEntity } from "../../registry/comp.entity.js";
 import { WebhookEventEntity } from "../../webhooks/webhook-event.entity.js";
+import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } from "../../marketplace/marketplace.entity.js";
 
 // Every entity, listed explicitly.
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
-  AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity];
+  AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
+  MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity];

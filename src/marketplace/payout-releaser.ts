@@ -1,0 +1,67 @@
+import { encodeFunctionData, getAddress, type Address } from "viem";
+import type { DataSource } from "typeorm";
+import type { ChainRuntime } from "../chain/chain-runtime.js";
+import { DEV_USDC } from "../chain/artifacts.js";
+import type { TransactionSender } from "../chain/tx-sender.js";
+import type { Logger } from "../platform/log.js";
+import { runInTransaction } from "../platform/db/transaction.js";
+import { errors } from "../platform/rpc/errors.js";
+import { AgentEntity } from "../registry/agent.entity.js";
+import { StarterNoteEntity } from "../registry/starter-note.entity.js";
+import { enqueueWebhook } from "../webhooks/webhook-outbox.js";
+import { MarketJobEntity, PayoutEntity } from "./marketplace.entity.js";
+import { payableOut } from "./marketplace-ledger.js";
+
+// Operator-released payouts. A provider with a payout wallet is paid in USDC on-chain from the
+// treasury; one without is credited on its starter-credit note. The payout moves pending -> releasing
+// (guarded: one release per payout) -> released with its ledger entry; releasing twice pays once.
+
+const TRANSFER_GAS = 100_000n;
+
+export class PayoutReleaser {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly chain: ChainRuntime,
+    private readonly treasurySender: TransactionSender | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  async release(payoutId: string): Promise<PayoutEntity> {
+    const payout = await this.ds.manager.findOneBy(PayoutEntity, { payoutId });
+    if (!payout) throw errors.notFound("payout_not_found", `no payout ${payoutId}`);
+    if (payout.state === "released") return payout;
+    if (payout.state === "releasing") throw errors.failedPrecondition("payout_in_progress", "this payout is being released");
+    const provider = (await this.ds.manager.findOneBy(AgentEntity, { agentId: payout.providerAgentId }))!;
+    const claimed = await this.ds.manager.update(PayoutEntity, { payoutId, state: "pending" }, { state: "releasing" });
+    if ((claimed.affected ?? 0) !== 1) return this.release(payoutId);
+
+    let rail: "usdc" | "starter_credit";
+    let txHash: string | null = null;
+    let noteId: string | undefined;
+    try {
+      if (provider.evmAddress && this.treasurySender) {
+        rail = "usdc";
+        const data = encodeFunctionData({ abi: DEV_USDC.abi, functionName: "transfer", args: [getAddress(provider.evmAddress) as Address, payout.net] });
+        const receipt = await this.treasurySender.send({ to: this.chain.network.usdcAddress, data, gas: TRANSFER_GAS }, (hash) => void this.ds.manager.update(PayoutEntity, { payoutId }, { txHash: hash }));
+        if (receipt.status !== "success") throw new Error(`payout transfer ${receipt.transactionHash} reverted`);
+        txHash = receipt.transactionHash;
+      } else {
+        rail = "starter_credit";
+        noteId = (await this.ds.manager.findOne(StarterNoteEntity, { where: { agentId: provider.agentId }, order: { createTime: "ASC" } }))?.noteId;
+        if (!noteId) throw new Error("the provider has neither a payout wallet nor a starter-credit note");
+      }
+    } catch (err) {
+      // Nothing moved (a refused or reverted transfer): back to pending for another release.
+      if (!txHash) await this.ds.manager.update(PayoutEntity, { payoutId, state: "releasing" }, { state: "pending", txHash: null });
+      this.log.error({ err, payoutId }, "payout release failed");
+      throw errors.unavailable("payout_failed", `the payout could not be released: ${(err as Error).message}`, err);
+    }
+    return runInTransaction(this.ds, async (m) => {
+      await m.update(PayoutEntity, { payoutId, state: "releasing" }, { state: "released", rail, txHash, releaseTime: new Date() });
+      await payableOut(m, payoutId, provider.agentId, payout.net, rail === "usdc" ? { usdc: true } : { noteId: noteId! });
+      await m.update(MarketJobEntity, { jobId: payout.jobId }, { state: "paid" });
+      await enqueueWebhook(m, provider, "payout.released", { payout_id: payoutId, job_id: payout.jobId, net_amount: payout.net.toString(), svc_fee_bps: payout.feeBps, rail, tx_hash: txHash });
+      return (await m.findOneBy(PayoutEntity, { payoutId }))!;
+    });
+  }
+}

@@ -6,6 +6,7 @@ import { loadCatalog, CatalogConfigError } from "./catalog/catalog-config.js";
 import { buildApp } from "./server.js";
 import { listenOnePort } from "./platform/http/one-port-server.js";
 import { startChain } from "./chain/chain-runtime.js";
+import { checkBooks } from "./ledger/books-check.js";
 
 // CLI and composition root: `svc serve | migrate | check-schema | help`.
 
@@ -16,6 +17,9 @@ const USAGE = `usage: svc <command>
   serve          run migrations, then serve gRPC, Connect and REST on one port (PORT, default 8402)
   migrate        run pending database migrations and exit
   check-schema   exit 1 if the entities and the migrated schema differ (prints the SQL that would fix it)
+  ledger check   exit 1 unless the journal balances and agrees with notes, escrows, jobs and payouts
+  payouts list [pending|released]   list payouts (asks the running server: SVC_URL, OPERATOR_API_KEY)
+  payouts release <payout_id>       release a payout (the same)
   help           this text
 
 Settings come from the environment; see README.md.`;
@@ -76,6 +80,35 @@ async function checkSchema(config: Config): Promise<number> {
   }
 }
 
+async function ledgerCheck(config: Config): Promise<number> {
+  const ds = await openDataSource(config.database);
+  try {
+    const problems = await checkBooks(ds.manager);
+    console.log(problems.length ? `ledger check FAILED:\n${problems.join("\n")}` : "ledger check: the journal balances and agrees with notes, escrows, jobs and payouts");
+    return problems.length ? 1 : 0;
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/** Payout commands go through the running server's operator routes (it holds the chain and the keys). */
+async function payouts(config: Config, args: string[]): Promise<number> {
+  const base = (process.env.SVC_URL ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, "");
+  const headers = { authorization: `Bearer ${config.operatorApiKey ?? ""}`, "content-type": "application/json" };
+  const res =
+    args[0] === "release" && args[1]
+      ? await fetch(`${base}/v1/admin/payouts/${encodeURIComponent(args[1])}/release`, { method: "POST", headers, body: "{}" })
+      : args[0] === "list"
+        ? await fetch(`${base}/v1/admin/payouts${args[1] ? `?state=${encodeURIComponent(args[1])}` : ""}`, { headers })
+        : undefined;
+  if (!res) {
+    console.error(USAGE);
+    return 2;
+  }
+  console.log(JSON.stringify(await res.json(), null, 2));
+  return res.ok ? 0 : 1;
+}
+
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? "help";
   if (command === "help" || command === "--help" || command === "-h") {
@@ -92,10 +125,14 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case "check-schema":
       return checkSchema(config);
-    default:
-      console.error(`unknown command: ${command}\n\n${USAGE}`);
-      return 2;
+    case "ledger":
+      if (argv[1] !== "check") break;
+      return ledgerCheck(config);
+    case "payouts":
+      return payouts(config, argv.slice(1));
   }
+  console.error(`unknown command: ${argv.join(" ")}\n\n${USAGE}`);
+  return 2;
 }
 
 main(process.argv.slice(2)).then(

@@ -158,7 +158,8 @@ export function buildApp(deps: AppDeps) {
   });
   let expiry: NodeJS.Timeout | undefined;
   const webhooks = new WebhookDispatcher({ ds, box, policy: safeFetch, log, backoffBaseMs: config.webhookBackoffBaseMs, retryWindowMs: config.webhookRetryMs });
-  const liveRuleSections = new Set<RuleSection>();
+  // The fee engine and bid scoring run in the marketplace; reputation, badge gates and witnesses do not yet.
+  const liveRuleSections = new Set<RuleSection>(["fees", "bid_scoring"]);
   const rules = new RulesServiceImpl(liveRuleSections);
   const catalog = new CatalogServiceImpl({
     skus: deps.skus,

@@ -51,6 +51,11 @@ describe("svc CLI", () => {
     expect(stdout).to.contain("schema matches");
   });
 
+  it("ledger check: exit 0 when the journal balances and agrees with the business records", async () => {
+    const { stdout } = await exec(TSX, ["src/main.ts", "ledger", "check"], { env: childEnv({}) });
+    expect(stdout).to.contain("the journal balances");
+  });
+
   it("refuses invalid settings with a message naming them, exit code 1", async () => {
     const err = await exec(TSX, ["src/main.ts", "migrate"], { env: childEnv({ PORT: "70000", DATABASE_URL: "postgres://x" }) }).catch((e: { code: number; stderr: string }) => e);
     expect(err).to.have.property("code", 1);

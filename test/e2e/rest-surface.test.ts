@@ -90,7 +90,7 @@ describe("REST shim surface", () => {
   });
 
   it("answers an RPC that is not implemented yet with 501 unimplemented, not a fake result", async () => {
-    const res = await post("/a2a/requests", JSON.stringify({ capability_id: "research", task_description: "x" }));
+    const res = await post("/a2a/witness/enroll", JSON.stringify({}));
     expect(res.status).to.equal(501);
     expect(await res.json()).to.have.nested.property("error.code", "unimplemented");
   });

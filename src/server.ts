@@ -151,7 +151,7 @@ export function buildApp(deps: AppDeps) {
   const marketplace = new MarketplaceServiceImpl({
     ds,
     agents,
-    releaser: new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), log),
+    releaser: new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log),
     requestTtlSeconds: config.requestTtlSeconds,
     operatorKeyDigest: config.operatorApiKey ? createHash("sha256").update(config.operatorApiKey).digest() : undefined,
     log,

@@ -11,6 +11,7 @@ import { StarterNoteEntity } from "../registry/starter-note.entity.js";
 import { enqueueWebhook } from "../webhooks/webhook-outbox.js";
 import { MarketJobEntity, PayoutEntity } from "./marketplace.entity.js";
 import { payableOut } from "./marketplace-ledger.js";
+import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.js";
 
 // Operator-released payouts. A provider with a payout wallet is paid in USDC on-chain from the
 // treasury; one without is credited on its starter-credit note. The payout moves pending -> releasing
@@ -23,6 +24,7 @@ export class PayoutReleaser {
     private readonly ds: DataSource,
     private readonly chain: ChainRuntime,
     private readonly treasurySender: TransactionSender | undefined,
+    private readonly proofKey: ProofKey,
     private readonly log: Logger,
   ) {}
 
@@ -60,6 +62,27 @@ export class PayoutReleaser {
       await m.update(PayoutEntity, { payoutId, state: "releasing" }, { state: "released", rail, txHash, releaseTime: new Date() });
       await payableOut(m, payoutId, provider.agentId, payout.net, rail === "usdc" ? { usdc: true } : { noteId: noteId! });
       await m.update(MarketJobEntity, { jobId: payout.jobId }, { state: "paid" });
+      // The public receipt of the delegation: fee and payout, never cost or net figures of the service.
+      const job = (await m.findOneBy(MarketJobEntity, { jobId: payout.jobId }))!;
+      await recordProof(m, this.proofKey, {
+        kind: PROOF_KIND.delegation,
+        settlementRef: txHash ?? payoutId,
+        taskClass: "marketplace",
+        ts: new Date(),
+        body: {
+          job_id: job.jobId,
+          request_id: job.requestId,
+          requester: job.requesterAgentId,
+          provider: job.providerAgentId,
+          content_sha256: job.contentSha256,
+          gross_amount: payout.gross.toString(),
+          svc_fee_bps: payout.feeBps,
+          svc_fee_amount: payout.fee.toString(),
+          provider_payout_amount: payout.net.toString(),
+          dynamic_fee_bps: payout.dynamicFeeBps,
+          rail,
+        },
+      });
       await enqueueWebhook(m, provider, "payout.released", { payout_id: payoutId, job_id: payout.jobId, net_amount: payout.net.toString(), svc_fee_bps: payout.feeBps, rail, tx_hash: txHash });
       return (await m.findOneBy(PayoutEntity, { payoutId }))!;
     });

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { checkJournal } from "../../../src/ledger/ledger.js";
+import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
 import { bearer, registerAgent, type RegisteredAgent } from "../../fixtures/agents.js";
 import { usdcBalance } from "../../fixtures/buyer.js";
@@ -81,6 +82,9 @@ describe("marketplace: requests, bids, jobs, payouts", function () {
     expect(again.body.payout.tx_hash).to.equal(released.body.payout.tx_hash);
     expect(await usdcBalance(srv, wallet)).to.equal(24_000n); // paid once
     expect((await call("GET", `/a2a/jobs/${jid}`, undefined, bearer(provider.api_key))).body.state).to.equal("paid");
+    const receipt = await srv.ds.manager.findOneByOrFail(ProofRecordEntity, { kind: 30106, settlementRef: released.body.payout.tx_hash });
+    const proof = (await call("GET", `/v1/proofs/${receipt.proofId}`, undefined, {})).body.proof;
+    expect(proof.receipt).to.deep.equal({ svc_fee_bps: 2000, svc_fee_usd: 0.006, provider_payout_usd: 0.024 });
     await expectLedgerConsistent(srv.ds);
   });
 
@@ -134,6 +138,29 @@ describe("marketplace: requests, bids, jobs, payouts", function () {
     expect((await bid(b, rid)).body.error.code).to.equal("request_closed");
     expect((await call("GET", "/a2a/requests/open", undefined, {})).body.requests.map((r: Json) => r.request_id)).to.not.include(rid);
     await expectLedgerConsistent(srv.ds);
+  });
+
+  it("expires a request after its time: escrow back to the note, no bid or accept afterwards", async () => {
+    const short = await startTestServer({ OPERATOR_API_KEY: OPERATOR, REQUEST_TTL_HOURS: String(1 / 3600) }); // one second
+    try {
+      const req = (method: string, path: string, body: unknown, headers: Record<string, string>) =>
+        fetch(`${short.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as Json }));
+      const a = await registerAgent(short);
+      const b = await registerAgent(short);
+      const rid = (await req("POST", "/a2a/requests", { capability_id: "research", task_description: "x", budget_usd: 0.1 }, asRequester(a))).body.request_id;
+      const bidded = await req("POST", `/a2a/requests/${rid}/bids`, { capability_id: "research", agent_name: b.name, display_name: "x" }, bearer(b.api_key));
+      await new Promise((r) => setTimeout(r, 1_200));
+      expect((await req("POST", `/a2a/bids/${bidded.body.bid_id}/accept`, {}, bearer(a.api_key))).body.error.code).to.be.oneOf(["request_expired", "request_closed"]);
+      const view = (await req("GET", `/a2a/requests/${rid}`, undefined, {})).body;
+      expect(view.state).to.equal("expired");
+      expect(view.escrow.held_usd).to.equal(0);
+      expect((await req("GET", "/v1/wallet/balance", undefined, { "x-402-payment": a.note })).body.remaining_usd).to.equal(1);
+      const c = await registerAgent(short);
+      expect((await req("POST", `/a2a/requests/${rid}/bids`, { capability_id: "research", agent_name: c.name, display_name: "late" }, bearer(c.api_key))).body.error.code).to.equal("request_closed");
+      await expectLedgerConsistent(short.ds);
+    } finally {
+      await short.close();
+    }
   });
 
   it("100 parallel requests draining one note never overspend it", async () => {

@@ -148,10 +148,11 @@ export function buildApp(deps: AppDeps) {
     publicBaseUrl: config.publicBaseUrl,
   });
   const reputation = new ReputationServiceImpl(agents);
+  const releaser = new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log);
   const marketplace = new MarketplaceServiceImpl({
     ds,
     agents,
-    releaser: new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log),
+    releaser,
     requestTtlSeconds: config.requestTtlSeconds,
     operatorKeyDigest: config.operatorApiKey ? createHash("sha256").update(config.operatorApiKey).digest() : undefined,
     log,
@@ -221,6 +222,7 @@ export function buildApp(deps: AppDeps) {
       const r = await reconciler.reconcileAll(config.settleTimeoutMs);
       if (r.finalized || r.failed) log.info(r, "payments reconciled at start");
       await refunder.resume();
+      await releaser.resume();
       if (chain.dev) await fundDevTreasury(ds, chain, sender(chain.faucetAccount)!, log);
       worker.start();
       webhooks.start();

@@ -32,8 +32,13 @@ export class PayoutReleaser {
     const payout = await this.ds.manager.findOneBy(PayoutEntity, { payoutId });
     if (!payout) throw errors.notFound("payout_not_found", `no payout ${payoutId}`);
     if (payout.state === "released") return payout;
-    if (payout.state === "releasing") throw errors.failedPrecondition("payout_in_progress", "this payout is being released");
     const provider = (await this.ds.manager.findOneBy(AgentEntity, { agentId: payout.providerAgentId }))!;
+    if (payout.state === "releasing") {
+      // A transfer broadcast by an interrupted release: record it once it is mined.
+      const receipt = payout.txHash ? await this.chain.publicClient.getTransactionReceipt({ hash: payout.txHash as `0x${string}` }).catch(() => undefined) : undefined;
+      if (receipt?.status === "success") return this.record(payout, provider, "usdc", receipt.transactionHash, undefined);
+      throw errors.failedPrecondition("payout_in_progress", "this payout is being released");
+    }
     const claimed = await this.ds.manager.update(PayoutEntity, { payoutId, state: "pending" }, { state: "releasing" });
     if ((claimed.affected ?? 0) !== 1) return this.release(payoutId);
 
@@ -44,7 +49,9 @@ export class PayoutReleaser {
       if (provider.evmAddress && this.treasurySender) {
         rail = "usdc";
         const data = encodeFunctionData({ abi: DEV_USDC.abi, functionName: "transfer", args: [getAddress(provider.evmAddress) as Address, payout.net] });
-        const receipt = await this.treasurySender.send({ to: this.chain.network.usdcAddress, data, gas: TRANSFER_GAS }, (hash) => void this.ds.manager.update(PayoutEntity, { payoutId }, { txHash: hash }));
+        const receipt = await this.treasurySender.send({ to: this.chain.network.usdcAddress, data, gas: TRANSFER_GAS }, async (hash) => {
+          await this.ds.manager.update(PayoutEntity, { payoutId }, { txHash: hash }); // stored before waiting: resumable
+        });
         if (receipt.status !== "success") throw new Error(`payout transfer ${receipt.transactionHash} reverted`);
         txHash = receipt.transactionHash;
       } else {
@@ -58,8 +65,21 @@ export class PayoutReleaser {
       this.log.error({ err, payoutId }, "payout release failed");
       throw errors.unavailable("payout_failed", `the payout could not be released: ${(err as Error).message}`, err);
     }
+    return this.record(payout, provider, rail, txHash, noteId);
+  }
+
+  /** Resumes releases a crash interrupted after their transfer was broadcast. */
+  async resume(): Promise<void> {
+    for (const p of await this.ds.manager.findBy(PayoutEntity, { state: "releasing" })) {
+      if (p.txHash) await this.release(p.payoutId).catch((err) => this.log.warn({ err, payoutId: p.payoutId }, "payout still in flight"));
+    }
+  }
+
+  private record(payout: PayoutEntity, provider: AgentEntity, rail: "usdc" | "starter_credit", txHash: string | null, noteId: string | undefined): Promise<PayoutEntity> {
+    const payoutId = payout.payoutId;
     return runInTransaction(this.ds, async (m) => {
-      await m.update(PayoutEntity, { payoutId, state: "releasing" }, { state: "released", rail, txHash, releaseTime: new Date() });
+      const done = await m.update(PayoutEntity, { payoutId, state: "releasing" }, { state: "released", rail, txHash, releaseTime: new Date() });
+      if ((done.affected ?? 0) !== 1) return (await m.findOneBy(PayoutEntity, { payoutId }))!;
       await payableOut(m, payoutId, provider.agentId, payout.net, rail === "usdc" ? { usdc: true } : { noteId: noteId! });
       await m.update(MarketJobEntity, { jobId: payout.jobId }, { state: "paid" });
       // The public receipt of the delegation: fee and payout, never cost or net figures of the service.

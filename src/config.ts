@@ -51,6 +51,7 @@ const EnvSchema = z.object({
   IDENTITY_REGISTRY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   OPERATOR_API_KEY: z.string().min(16).optional(),
   REQUEST_TTL_HOURS: z.coerce.number().min(0.0001).max(24 * 90).default(72),
+  STARTER_CREDIT_CASHOUT: z.enum(["true", "false"]).optional(),
 });
 
 
@@ -108,6 +109,11 @@ export interface Config {
   operatorApiKey: string | undefined;
   /** How long an open marketplace request lives. */
   requestTtlSeconds: number;
+  /**
+   * Whether work funded by starter credit may be paid out in USDC. Starter credit is given away at
+   * registration, so on a real chain this is off unless the operator turns it on (the dev chain: on).
+   */
+  starterCreditCashout: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -168,5 +174,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identityRegistryAddress: (e.IDENTITY_REGISTRY_ADDRESS ?? ERC8004_TESTNET_IDENTITY_REGISTRY) as `0x${string}`,
     operatorApiKey: e.OPERATOR_API_KEY,
     requestTtlSeconds: Math.round(e.REQUEST_TTL_HOURS * 3600),
+    starterCreditCashout: e.STARTER_CREDIT_CASHOUT ? e.STARTER_CREDIT_CASHOUT === "true" : !e.CHAIN_RPC_URL,
   };
 }

@@ -148,7 +148,7 @@ export function buildApp(deps: AppDeps) {
     publicBaseUrl: config.publicBaseUrl,
   });
   const reputation = new ReputationServiceImpl(agents);
-  const releaser = new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log);
+  const releaser = new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log, config.starterCreditCashout);
   const marketplace = new MarketplaceServiceImpl({
     ds,
     agents,

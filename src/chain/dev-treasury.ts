@@ -19,6 +19,7 @@ export async function fundDevTreasury(ds: DataSource, chain: ChainRuntime, fauce
   const amount = DEV_TREASURY_FLOAT - balance;
   const data = encodeFunctionData({ abi: DEV_USDC.abi, functionName: "mint", args: [chain.treasury, amount] });
   const receipt = await faucet.send({ to: chain.network.usdcAddress, data, gas: 100_000n });
+  if (receipt.status !== "success") throw new Error(`dev treasury mint ${receipt.transactionHash} reverted`);
   await runInTransaction(ds, (m) =>
     postEntry(m, "dev_treasury_float", newId("float"), [
       { account: ACCOUNTS.treasuryUsdc, amount },

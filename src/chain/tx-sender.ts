@@ -58,7 +58,7 @@ export class TransactionSender {
     return this.account.address;
   }
 
-  /** Sends and waits for the receipt. `onSubmitted` runs once the first hash is known. */
+  /** Sends and waits for the receipt. `onSubmitted` runs for every hash broadcast (the first and each re-send). */
   async send(req: SendRequest, onSubmitted?: (hash: Hex) => Promise<void> | void): Promise<TransactionReceipt> {
     let fees: Awaited<ReturnType<TransactionSender["fees"]>>;
     try {
@@ -67,7 +67,7 @@ export class TransactionSender {
       throw new BroadcastError(`could not read gas fees: ${(err as Error).message}`);
     }
     const nonce = await this.firstBroadcastNonce(req, fees, onSubmitted);
-    return this.follow(req, nonce.nonce, fees, [nonce.hash]);
+    return this.follow(req, nonce.nonce, fees, [nonce.hash], onSubmitted);
   }
 
   /** Broadcasts with a fresh nonce; a nonce the node did not accept goes back to the pool. */
@@ -99,13 +99,22 @@ export class TransactionSender {
     }
   }
 
-  private async follow(req: SendRequest, nonce: number, initialFees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, hashes: Hex[]): Promise<TransactionReceipt> {
+  private async follow(
+    req: SendRequest,
+    nonce: number,
+    initialFees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+    hashes: Hex[],
+    onSubmitted?: (hash: Hex) => Promise<void> | void,
+  ): Promise<TransactionReceipt> {
     let fees = initialFees;
     const deadline = Date.now() + this.opts.timeoutMs;
     for (let first = true; ; first = false) {
       if (!first) {
         const hash = await this.broadcast(req, nonce, fees, hashes).catch(() => hashes[hashes.length - 1]!);
-        if (!hashes.includes(hash)) hashes.push(hash);
+        if (!hashes.includes(hash)) {
+          hashes.push(hash);
+          await onSubmitted?.(hash);
+        }
       }
       const receipt = await this.waitForAny(hashes, Math.min(this.opts.resendAfterMs, deadline - Date.now()));
       if (receipt) return receipt;

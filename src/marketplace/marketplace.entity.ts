@@ -160,9 +160,14 @@ export class PayoutEntity {
   @Column({ name: "tx_hash", type: "varchar", length: 66, nullable: true })
   txHash!: string | null;
 
+  /** Every transfer broadcast for this payout (a re-send has a new hash): whichever is mined is the payment. */
+  @Column({ name: "sent_hashes_json", type: "text", nullable: true })
+  sentHashesJson!: string | null;
+
   @Column({ name: "create_time", ...TIMESTAMP })
   createTime!: Date;
 
+  /** When the release was claimed, then when it completed. */
   @Column({ name: "release_time", ...TIMESTAMP, nullable: true })
   releaseTime!: Date | null;
 }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { In, LessThan, type DataSource, type EntityManager } from "typeorm";
 import type {
@@ -42,6 +42,8 @@ const MAX_TAGS = 10;
 const TAG = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,31}$/;
 const CAPABILITY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 const MAX_TASK = 10_000;
+const MAX_SUMMARY = 4_000;
+const ATOMIC = /^\d{1,30}$/;
 const NOTE_HEADER = "x-402-payment";
 
 export interface MarketplaceDeps {
@@ -66,6 +68,7 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
     if (!CAPABILITY.test(req.capabilityId)) throw errors.invalidArgument("invalid_capability", "capability_id is required: 1 to 64 of letters, digits, '.', '_', ':', '/', '-'", [{ field: "capability_id", description: "required" }]);
     const task = req.taskDescription.trim();
     if (!task || task.length > MAX_TASK) throw errors.invalidArgument("invalid_task", `task_description is required, at most ${MAX_TASK} characters`, [{ field: "task_description", description: "required" }]);
+    if (req.budgetAmount !== undefined && !ATOMIC.test(req.budgetAmount)) throw errors.invalidArgument("invalid_budget", "budget_amount must be atomic USDC units (a decimal integer)");
     const budget = req.budgetAmount === undefined ? DEFAULT_BUDGET_ATOMIC : BigInt(req.budgetAmount);
     if (budget <= 0n || budget > MAX_BUDGET_ATOMIC) throw errors.invalidArgument("invalid_budget", "budget_usd must be above 0 and at most 1000", [{ field: "budget_usd", description: "out of bounds" }]);
     if (req.tags.length > MAX_TAGS || req.tags.some((t) => !TAG.test(t))) throw errors.invalidArgument("invalid_tags", `at most ${MAX_TAGS} tags of 1 to 32 letters, digits, '.', '_', ':', '-'`);
@@ -132,6 +135,7 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
     if (!CAPABILITY.test(req.capabilityId)) throw errors.invalidArgument("invalid_capability", "capability_id is required", [{ field: "capability_id", description: "required" }]);
     const display = req.displayName.trim();
     if (!display || display.length > 128) throw errors.invalidArgument("invalid_display_name", "display_name is required, at most 128 characters", [{ field: "display_name", description: "required" }]);
+    if (req.priceAmount !== undefined && !ATOMIC.test(req.priceAmount)) throw errors.invalidArgument("invalid_price", "price_amount must be atomic USDC units (a decimal integer)");
     const price = req.priceAmount === undefined ? null : BigInt(req.priceAmount);
     if (req.etaSeconds !== undefined && (req.etaSeconds < 0 || req.etaSeconds > 90 * 86400)) throw errors.invalidArgument("invalid_eta", "eta_seconds must be between 0 and 90 days");
     await this.expireDue();
@@ -154,6 +158,9 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
     });
     try {
       await runInTransaction(this.d.ds, async (m) => {
+        // Re-read under the request's lock: an accept or close racing this bid wins or waits.
+        const current = await m.findOne(MarketRequestEntity, { where: { requestId: request.requestId }, ...forUpdate(m) });
+        if (current?.state !== "open") throw errors.failedPrecondition("request_closed", "the request is no longer open");
         await m.insert(MarketBidEntity, bid);
         const requester = await m.findOneBy(AgentEntity, { agentId: request.requesterAgentId });
         if (requester) await enqueueWebhook(m, requester, "bid.received", { request_id: request.requestId, bid_id: bid.bidId, agent_name: me.name });
@@ -222,6 +229,7 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
     if (me.agentId !== job.providerAgentId) throw errors.permissionDenied("not_assigned_provider", "only the assigned provider may complete this job");
     const summary = req.resultSummary.trim();
     if (!summary) throw errors.invalidArgument("empty_result", "result_summary must not be empty", [{ field: "result_summary", description: "empty" }]);
+    if (summary.length > MAX_SUMMARY) throw errors.invalidArgument("invalid_result", `result_summary is at most ${MAX_SUMMARY} characters; put the full deliverable in deliverable_markdown`);
     const deliverable = req.deliverableMarkdown || summary;
     const quote = await this.quote(job);
     const { fee, net } = applyFee(job.amount, quote.chargedBps);
@@ -247,6 +255,7 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
         state: "pending",
         rail: null,
         txHash: null,
+        sentHashesJson: null,
         createTime: now,
         releaseTime: null,
       });
@@ -260,6 +269,7 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
     this.operator(ctx);
     const size = Math.min(req.pageSize > 0 ? req.pageSize : 50, 200);
     const offset = req.pageToken ? Number(Buffer.from(req.pageToken, "base64url").toString()) : 0;
+    if (!Number.isSafeInteger(offset) || offset < 0) throw errors.invalidArgument("invalid_page_token", "page_token is not one this server issued");
     const rows = await this.d.ds.manager.find(PayoutEntity, { where: req.state ? { state: req.state as PayoutEntity["state"] } : {}, order: { createTime: "ASC", payoutId: "ASC" }, skip: offset, take: size + 1 });
     return { payouts: rows.slice(0, size).map(toPayoutProto), nextPageToken: rows.length > size ? Buffer.from(String(offset + size)).toString("base64url") : "" };
   }
@@ -303,7 +313,7 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
     if (!this.d.operatorKeyDigest) throw errors.permissionDenied("operator_api_closed", "the operator API is closed (no OPERATOR_API_KEY is set)");
     const given = /^Bearer (.+)$/.exec(ctx.requestHeader.get("authorization") ?? "")?.[1] ?? "";
     const digest = createHash("sha256").update(given).digest();
-    if (!given || !digest.equals(this.d.operatorKeyDigest)) throw errors.authRequired("a valid operator key is required");
+    if (!given || !timingSafeEqual(digest, this.d.operatorKeyDigest)) throw errors.authRequired("a valid operator key is required");
   }
 
   /** The fee quote of a job; badges are unavailable until the reputation engine runs (fee = service rate). */

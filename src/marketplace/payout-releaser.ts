@@ -1,8 +1,8 @@
-import { encodeFunctionData, getAddress, type Address } from "viem";
+import { encodeFunctionData, getAddress, type Address, type Hex } from "viem";
 import type { DataSource } from "typeorm";
 import type { ChainRuntime } from "../chain/chain-runtime.js";
 import { DEV_USDC } from "../chain/artifacts.js";
-import type { TransactionSender } from "../chain/tx-sender.js";
+import { BroadcastError, type TransactionSender } from "../chain/tx-sender.js";
 import type { Logger } from "../platform/log.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import { errors } from "../platform/rpc/errors.js";
@@ -14,10 +14,16 @@ import { payableOut } from "./marketplace-ledger.js";
 import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.js";
 
 // Operator-released payouts. A provider with a payout wallet is paid in USDC on-chain from the
-// treasury; one without is credited on its starter-credit note. The payout moves pending -> releasing
-// (guarded: one release per payout) -> released with its ledger entry; releasing twice pays once.
+// treasury (when starter-credit cash-out is allowed: every job is funded by starter credit, which is
+// given away at registration); otherwise it is credited on its starter-credit note. The payout moves pending -> releasing
+// (guarded: one release per payout) -> released with its ledger entry and public receipt. Every hash
+// broadcast is stored before waiting, so a release whose outcome is unknown (not mined in time, a
+// crash) stays `releasing` and is settled later from whichever transfer was mined: never paid twice.
+// It goes back to `pending` only when nothing can have moved (refused by the node, or reverted).
 
 const TRANSFER_GAS = 100_000n;
+/** A `releasing` payout with nothing broadcast for this long was abandoned by a crash: back to pending. */
+const ABANDONED_MS = 5 * 60_000;
 
 export class PayoutReleaser {
   constructor(
@@ -26,6 +32,8 @@ export class PayoutReleaser {
     private readonly treasurySender: TransactionSender | undefined,
     private readonly proofKey: ProofKey,
     private readonly log: Logger,
+    /** Whether starter-credit-funded work may be paid in USDC (every job is funded by a note today). */
+    private readonly cashout: boolean,
   ) {}
 
   async release(payoutId: string): Promise<PayoutEntity> {
@@ -33,46 +41,60 @@ export class PayoutReleaser {
     if (!payout) throw errors.notFound("payout_not_found", `no payout ${payoutId}`);
     if (payout.state === "released") return payout;
     const provider = (await this.ds.manager.findOneBy(AgentEntity, { agentId: payout.providerAgentId }))!;
-    if (payout.state === "releasing") {
-      // A transfer broadcast by an interrupted release: record it once it is mined.
-      const receipt = payout.txHash ? await this.chain.publicClient.getTransactionReceipt({ hash: payout.txHash as `0x${string}` }).catch(() => undefined) : undefined;
-      if (receipt?.status === "success") return this.record(payout, provider, "usdc", receipt.transactionHash, undefined);
-      throw errors.failedPrecondition("payout_in_progress", "this payout is being released");
-    }
-    const claimed = await this.ds.manager.update(PayoutEntity, { payoutId, state: "pending" }, { state: "releasing" });
+    if (payout.state === "releasing") return this.settleInFlight(payout, provider);
+    const claimed = await this.ds.manager.update(PayoutEntity, { payoutId, state: "pending" }, { state: "releasing", releaseTime: new Date() });
     if ((claimed.affected ?? 0) !== 1) return this.release(payoutId);
 
-    let rail: "usdc" | "starter_credit";
-    let txHash: string | null = null;
-    let noteId: string | undefined;
-    try {
-      if (provider.evmAddress && this.treasurySender) {
-        rail = "usdc";
-        const data = encodeFunctionData({ abi: DEV_USDC.abi, functionName: "transfer", args: [getAddress(provider.evmAddress) as Address, payout.net] });
-        const receipt = await this.treasurySender.send({ to: this.chain.network.usdcAddress, data, gas: TRANSFER_GAS }, async (hash) => {
-          await this.ds.manager.update(PayoutEntity, { payoutId }, { txHash: hash }); // stored before waiting: resumable
-        });
-        if (receipt.status !== "success") throw new Error(`payout transfer ${receipt.transactionHash} reverted`);
-        txHash = receipt.transactionHash;
-      } else {
-        rail = "starter_credit";
-        noteId = (await this.ds.manager.findOne(StarterNoteEntity, { where: { agentId: provider.agentId }, order: { createTime: "ASC" } }))?.noteId;
-        if (!noteId) throw new Error("the provider has neither a payout wallet nor a starter-credit note");
-      }
-    } catch (err) {
-      // Nothing moved (a refused or reverted transfer): back to pending for another release.
-      if (!txHash) await this.ds.manager.update(PayoutEntity, { payoutId, state: "releasing" }, { state: "pending", txHash: null });
-      this.log.error({ err, payoutId }, "payout release failed");
-      throw errors.unavailable("payout_failed", `the payout could not be released: ${(err as Error).message}`, err);
+    if (!provider.evmAddress || !this.treasurySender || !this.cashout) {
+      const noteId = (await this.ds.manager.findOne(StarterNoteEntity, { where: { agentId: provider.agentId }, order: { createTime: "ASC" } }))?.noteId;
+      if (!noteId) return this.backToPending(payoutId, new Error("the provider has neither a payout wallet nor a starter-credit note"));
+      return this.record(payout, provider, "starter_credit", null, noteId).catch((err) => this.backToPending(payoutId, err));
     }
-    return this.record(payout, provider, rail, txHash, noteId);
+    const data = encodeFunctionData({ abi: DEV_USDC.abi, functionName: "transfer", args: [getAddress(provider.evmAddress) as Address, payout.net] });
+    let receipt;
+    try {
+      receipt = await this.treasurySender.send({ to: this.chain.network.usdcAddress, data, gas: TRANSFER_GAS }, (hash) => this.remember(payoutId, hash));
+    } catch (err) {
+      if (err instanceof BroadcastError) return this.backToPending(payoutId, err); // nothing was broadcast
+      this.log.error({ err, payoutId }, "payout transfer outcome unknown; left releasing");
+      throw errors.unavailable("payout_outcome_unknown", "the payout transfer was sent but not confirmed; release again later to record it", err);
+    }
+    if (receipt.status !== "success") return this.backToPending(payoutId, new Error(`payout transfer ${receipt.transactionHash} reverted`));
+    return this.record(payout, provider, "usdc", receipt.transactionHash, undefined);
   }
 
-  /** Resumes releases a crash interrupted after their transfer was broadcast. */
+  /** Resumes releases left in flight (a crash, an unknown outcome). */
   async resume(): Promise<void> {
     for (const p of await this.ds.manager.findBy(PayoutEntity, { state: "releasing" })) {
-      if (p.txHash) await this.release(p.payoutId).catch((err) => this.log.warn({ err, payoutId: p.payoutId }, "payout still in flight"));
+      await this.release(p.payoutId).catch((err) => this.log.warn({ err, payoutId: p.payoutId }, "payout still in flight"));
     }
+  }
+
+  /** A `releasing` payout: recorded from its mined transfer, back to pending if nothing can move, else still in flight. */
+  private async settleInFlight(payout: PayoutEntity, provider: AgentEntity): Promise<PayoutEntity> {
+    const hashes = payout.sentHashesJson ? (JSON.parse(payout.sentHashesJson) as Hex[]) : [];
+    const receipts = await Promise.all(hashes.map((hash) => this.chain.publicClient.getTransactionReceipt({ hash }).catch(() => undefined)));
+    const mined = receipts.find((r) => r?.status === "success");
+    if (mined) return this.record(payout, provider, "usdc", mined.transactionHash, undefined);
+    const allReverted = hashes.length > 0 && receipts.every((r) => r?.status === "reverted");
+    const abandoned = hashes.length === 0 && Date.now() - (payout.releaseTime?.getTime() ?? 0) > ABANDONED_MS;
+    if (allReverted || abandoned) {
+      await this.ds.manager.update(PayoutEntity, { payoutId: payout.payoutId, state: "releasing" }, { state: "pending", sentHashesJson: null, releaseTime: null });
+      return this.release(payout.payoutId);
+    }
+    throw errors.failedPrecondition("payout_in_progress", "this payout's transfer is not confirmed yet");
+  }
+
+  private async remember(payoutId: string, hash: Hex): Promise<void> {
+    const row = (await this.ds.manager.findOneBy(PayoutEntity, { payoutId }))!;
+    const hashes = row.sentHashesJson ? (JSON.parse(row.sentHashesJson) as string[]) : [];
+    await this.ds.manager.update(PayoutEntity, { payoutId }, { sentHashesJson: JSON.stringify([...hashes, hash]) });
+  }
+
+  private async backToPending(payoutId: string, err: unknown): Promise<never> {
+    await this.ds.manager.update(PayoutEntity, { payoutId, state: "releasing" }, { state: "pending", sentHashesJson: null, releaseTime: null });
+    this.log.error({ err, payoutId }, "payout release failed; nothing moved");
+    throw errors.unavailable("payout_failed", `the payout could not be released (nothing moved): ${(err as Error).message}`, err);
   }
 
   private record(payout: PayoutEntity, provider: AgentEntity, rail: "usdc" | "starter_credit", txHash: string | null, noteId: string | undefined): Promise<PayoutEntity> {

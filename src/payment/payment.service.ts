@@ -96,6 +96,7 @@ export class PaymentServiceImpl implements ServiceImpl<typeof PaymentService> {
     if (!chain.dev || !faucetSender) throw errors.notFound("faucet_unavailable", "the faucet exists only on the embedded dev chain");
     if (!isAddress(req.address, { strict: false })) throw errors.invalidArgument("invalid_address", "address must be a 0x-prefixed 20-byte EVM address", [{ field: "address", description: "not an EVM address" }]);
     const address = getAddress(req.address) as Address;
+    if (req.amount && !/^\d{1,30}$/.test(req.amount)) throw errors.invalidArgument("invalid_amount", "amount must be atomic USDC units (a decimal integer)");
     const amount = req.amount ? BigInt(req.amount) : FAUCET_DEFAULT_ATOMIC;
     if (amount <= 0n || amount > FAUCET_MAX_ATOMIC) throw errors.invalidArgument("invalid_amount", `amount_usd must be above 0 and at most ${Number(FAUCET_MAX_ATOMIC) / 1e6}`);
     const data = encodeFunctionData({ abi: DEV_USDC.abi, functionName: "mint", args: [address, amount] });

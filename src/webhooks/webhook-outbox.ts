@@ -91,6 +91,7 @@ export class WebhookDispatcher {
   }
 
   private async deliver(event: WebhookEventEntity, now: Date): Promise<void> {
+    // The lease outlasts a delivery's deadline (5 s), so a live attempt is never claimed twice.
     const lease = new Date(now.getTime() + (this.o.leaseMs ?? 60_000));
     const claimed = await this.o.ds.manager.update(
       WebhookEventEntity,
@@ -120,16 +121,14 @@ export class WebhookDispatcher {
       }
     }
     const attempts = event.attempts + 1;
+    // Only the claim that made this attempt may record it (a slower, stale dispatcher cannot undo a delivery).
+    const mine = { eventId: event.eventId, state: "delivering" as const, attempts };
     if (!error) {
-      await this.o.ds.manager.update(WebhookEventEntity, { eventId: event.eventId }, { state: "delivered", lastStatus: status, lastError: null, deliveredTime: new Date(), nextAttemptTime: null });
+      await this.o.ds.manager.update(WebhookEventEntity, mine, { state: "delivered", lastStatus: status, lastError: null, deliveredTime: new Date(), nextAttemptTime: null });
       return;
     }
     const next = new Date(Date.now() + Math.min(this.o.backoffBaseMs * 2 ** (attempts - 1), 3_600_000));
     const expired = !agent?.callbackUrl || next.getTime() > event.createTime.getTime() + this.o.retryWindowMs;
-    await this.o.ds.manager.update(
-      WebhookEventEntity,
-      { eventId: event.eventId },
-      { state: expired ? "dead" : "pending", lastStatus: status || null, lastError: error, nextAttemptTime: expired ? null : next },
-    );
+    await this.o.ds.manager.update(WebhookEventEntity, mine, { state: expired ? "dead" : "pending", lastStatus: status || null, lastError: error, nextAttemptTime: expired ? null : next });
   }
 }

@@ -48,8 +48,10 @@ export class Reconciler {
       args: [p.payer as Hex, p.nonce as Hex],
     })) as boolean;
     if (used) {
-      const txHash = p.txHash ?? (await this.findAuthorizationTx(p.payer as Hex, p.nonce as Hex));
-      const receipt = txHash ? await chain.publicClient.getTransactionReceipt({ hash: txHash as Hex }).catch(() => undefined) : undefined;
+      const receiptOf = (hash: string | null | undefined) => (hash ? chain.publicClient.getTransactionReceipt({ hash: hash as Hex }).catch(() => undefined) : undefined);
+      let receipt = await receiptOf(p.txHash);
+      // The stored hash may be a re-send that was dropped: the event names the transaction that ran.
+      if (receipt?.status !== "success") receipt = await receiptOf(await this.findAuthorizationTx(p.payer as Hex, p.nonce as Hex));
       if (receipt?.status === "success" && p.responseJson && p.state === "settling") {
         await this.d.finalize(p.paymentId, receipt.transactionHash);
         log.info({ paymentId: p.paymentId, tx: receipt.transactionHash }, "reconciled: the settlement was mined; finalized");

@@ -73,23 +73,34 @@ export function safePost(raw: string, body: string, headers: Record<string, stri
   if (ipaddr.isValid(literal) && !allowed(url, policy) && !publicAddress(literal)) return Promise.reject(new UnsafeUrlError(`${literal} is not a public address`));
   const mod = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
+    // One deadline for the whole exchange (a trickling server cannot hold it open), and the promise
+    // settles on every path: end, error, or the response closed early after the size cap.
+    const deadline = setTimeout(() => req.destroy(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
     const req = mod.request(
       url,
       { method: "POST", headers: { ...headers, "content-length": Buffer.byteLength(body) }, lookup: guardedLookup(url, policy), timeout: timeoutMs },
       (res) => {
         let size = 0;
         const chunks: Buffer[] = [];
+        const done = () => {
+          clearTimeout(deadline);
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") });
+        };
         res.on("data", (c: Buffer) => {
           size += c.length;
           if (size <= maxBytes) chunks.push(c);
           else res.destroy();
         });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-        res.on("error", reject);
+        res.on("end", done);
+        res.on("close", done);
+        res.on("error", () => done());
       },
     );
     req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on("error", reject);
+    req.on("error", (err) => {
+      clearTimeout(deadline);
+      reject(err);
+    });
     req.end(body);
   });
 }

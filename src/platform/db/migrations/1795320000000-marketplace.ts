@@ -86,6 +86,7 @@ export class Marketplace1795320000000 implements MigrationInterface {
           str("state", 16),
           str("rail", 16, true),
           str("tx_hash", 66, true),
+          { name: "sent_hashes_json", type: "text", isNullable: true },
           ts("create_time"),
           ts("release_time", true),
         ],

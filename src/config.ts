@@ -52,6 +52,7 @@ const EnvSchema = z.object({
   OPERATOR_API_KEY: z.string().min(16).optional(),
   REQUEST_TTL_HOURS: z.coerce.number().min(0.0001).max(24 * 90).default(72),
   STARTER_CREDIT_CASHOUT: z.enum(["true", "false"]).optional(),
+  PROOF_SIGNING_KEY_FILE: z.string().min(1).optional(),
 });
 
 
@@ -114,6 +115,8 @@ export interface Config {
    * registration, so on a real chain this is off unless the operator turns it on (the dev chain: on).
    */
   starterCreditCashout: boolean;
+  /** PEM file of the Ed25519 key that signs proof records (created on first start). */
+  proofSigningKeyFile: string;
 }
 
 export class ConfigError extends Error {}
@@ -175,5 +178,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operatorApiKey: e.OPERATOR_API_KEY,
     requestTtlSeconds: Math.round(e.REQUEST_TTL_HOURS * 3600),
     starterCreditCashout: e.STARTER_CREDIT_CASHOUT ? e.STARTER_CREDIT_CASHOUT === "true" : !e.CHAIN_RPC_URL,
+    proofSigningKeyFile: path.resolve(e.PROOF_SIGNING_KEY_FILE ?? path.join(e.DATA_DIR, "proof-ed25519.pem")),
   };
 }

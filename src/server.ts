@@ -36,6 +36,7 @@ import { JobWorker } from "./jobs/job-worker.js";
 import { FacilitatorServiceImpl } from "./payment/facilitator.service.js";
 import { PaymentServiceImpl } from "./payment/payment.service.js";
 import { ProofServiceImpl } from "./proof/proof.service.js";
+import { ProofSigner } from "./proof/proof-signer.js";
 import { skuHandlers } from "./skus/sku-handlers.js";
 import type { SkuHandler } from "./skus/sku-handler.js";
 import { AgentStore } from "./registry/agent-store.js";
@@ -85,7 +86,7 @@ const KIT_EXEMPT_METHODS = new Set([`${RegistryService.typeName}/GetAgentInstruc
 
 export function buildApp(deps: AppDeps) {
   const { config, log, ds, chain } = deps;
-  const proofKey = { hmacKey: config.proofHmacKey, isDevelopmentKey: config.proofHmacKeyIsDev };
+  const proofKey = { hmacKey: config.proofHmacKey, isDevelopmentKey: config.proofHmacKeyIsDev, signer: ProofSigner.fromFile(config.proofSigningKeyFile) };
   const feeBps = FEE_SCHEDULE.serviceRateBps; // catalog SKUs are sold by internal identities: never discounted
   const senderOptions = { resendAfterMs: config.settleResendAfterMs, timeoutMs: config.settleTimeoutMs, pollMs: chain.dev ? 25 : 1_000, log };
   // One sender per key: two senders of one key would hand out the same nonces.

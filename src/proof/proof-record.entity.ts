@@ -34,4 +34,8 @@ export class ProofRecordEntity {
 
   @Column({ name: "integrity_signature", type: "varchar", length: 64 })
   integritySignature!: string;
+
+  /** Ed25519 signature (base64) over the canonical record; verifiable with the published key. */
+  @Column({ name: "ed25519_signature", type: "varchar", length: 128, nullable: true })
+  ed25519Signature!: string | null;
 }

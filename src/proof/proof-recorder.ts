@@ -3,10 +3,11 @@ import { canonicalJson } from "../platform/canonical-json.js";
 import type { EntityManager } from "typeorm";
 import { newId } from "../platform/ids.js";
 import { ProofRecordEntity } from "./proof-record.entity.js";
+import type { ProofSigner } from "./proof-signer.js";
 
 // Writes records on the public proof rail. Each record is canonical JSON (RFC 8785), hashed with
-// SHA-256 and checksummed with HMAC-SHA256. The HMAC key is the operator's, so nobody else can check
-// it: every record says so, and names the on-chain transaction as the anchor.
+// SHA-256, checksummed with HMAC-SHA256 (the operator's key: nobody else can check it, and every record
+// says so) and signed with Ed25519 (anyone can check it with the published public key).
 
 export const PROOF_KIND = {
   enforcement: 30014,
@@ -21,6 +22,8 @@ export const PROOF_KIND = {
 export interface ProofKey {
   hmacKey: string;
   isDevelopmentKey: boolean;
+  /** Ed25519 signer; its public key is published at GET /v1/proofs/keys. */
+  signer: ProofSigner;
 }
 
 export function signatureDisclosure(key: ProofKey): string {
@@ -58,6 +61,7 @@ export async function recordProof(manager: EntityManager, key: ProofKey, p: Proo
     bodyJson: canonicalJson(p.body),
     recordSha256: createHash("sha256").update(canonical).digest("hex"),
     integritySignature: createHmac("sha256", key.hmacKey).update(canonical).digest("hex"),
+    ed25519Signature: key.signer.sign(canonical),
   });
   // insert, not save: save opens an implicit transaction of its own.
   const res = await manager.insert(ProofRecordEntity, record);

@@ -17,6 +17,7 @@ export function toProofRecordProto(e: ProofRecordEntity, key: ProofKey): ProofRe
     recordSha256: e.recordSha256,
     integritySignature: e.integritySignature,
     signatureDisclosure: signatureDisclosure(key),
+    ed25519Signature: e.ed25519Signature ?? "",
     receipt: hasReceipt
       ? { svcFeeBps: Number(body.svc_fee_bps), svcFeeAmount: String(body.svc_fee_amount), providerPayoutAmount: String(body.provider_payout_amount) }
       : undefined,

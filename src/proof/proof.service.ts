@@ -1,6 +1,6 @@
-import type { ServiceImpl } from "@connectrpc/connect";
-import { LessThan, type DataSource } from "typeorm";
-import type { GetProofRequest, GetSettlementProofRequest, ListSettlementProofsRequest, ProofService } from "../../gen/svc/proof/v1/proof_service_pb.js";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { In, LessThan, MoreThan, type DataSource } from "typeorm";
+import type { GetProofRequest, GetSettlementProofRequest, ListSettlementProofsRequest, ProofService, StreamProofsRequest } from "../../gen/svc/proof/v1/proof_service_pb.js";
 import { errors } from "../platform/rpc/errors.js";
 import { ProofRecordEntity } from "./proof-record.entity.js";
 import { toProofRecordProto } from "./proof.mapper.js";
@@ -11,7 +11,13 @@ import { PROOF_KIND, type ProofKey } from "./proof-recorder.js";
 export const PROOF_PAGE_DEFAULT = 50;
 export const PROOF_PAGE_MAX = 500;
 
-// GetSigningKeys and StreamProofs land with the proof-rail issue; until then they answer Unimplemented.
+/** Records per query of the stream; the stream polls for new records this often when following. */
+const STREAM_BATCH = 1000;
+const FOLLOW_POLL_MS = 250;
+
+export const CANONICALIZATION =
+  "RFC 8785 canonical JSON of {kind, settlement_ref, task_class, ts (RFC 3339, ms), body}; record_sha256 = SHA-256 of it; ed25519_signature = Ed25519 over its UTF-8 bytes";
+
 export class ProofServiceImpl implements Partial<ServiceImpl<typeof ProofService>> {
   constructor(private readonly ds: DataSource, private readonly key: ProofKey) {}
 
@@ -39,6 +45,30 @@ export class ProofServiceImpl implements Partial<ServiceImpl<typeof ProofService
     const row = await this.ds.manager.findOneBy(ProofRecordEntity, { kind: PROOF_KIND.settledOutcome, settlementRef: req.txHash.toLowerCase() });
     if (!row) throw errors.notFound("proof_not_found", `no settlement proof for ${req.txHash}`);
     return { proof: toProofRecordProto(row, this.key) };
+  }
+
+  getSigningKeys() {
+    return { ed25519PublicKeys: [this.key.signer.publicKeyBase64()], canonicalization: CANONICALIZATION };
+  }
+
+  /** Every record after the cursor in rail order (optionally only some kinds), then new ones as they come. */
+  async *streamProofs(req: StreamProofsRequest, ctx: HandlerContext) {
+    let cursor = Number(req.afterSequence);
+    if (!Number.isSafeInteger(cursor) || cursor < 0) throw errors.invalidArgument("invalid_cursor", "after_sequence must be a sequence from this rail");
+    const kinds = req.kinds.length ? { kind: In(req.kinds) } : {};
+    while (!ctx.signal.aborted) {
+      const rows = await this.ds.manager.find(ProofRecordEntity, { where: { sequence: MoreThan(cursor), ...kinds }, order: { sequence: "ASC" }, take: STREAM_BATCH });
+      for (const r of rows) {
+        yield { proof: toProofRecordProto(r, this.key) };
+        cursor = r.sequence;
+      }
+      if (rows.length === STREAM_BATCH) continue;
+      if (!req.follow) return;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, FOLLOW_POLL_MS);
+        ctx.signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+      });
+    }
   }
 
   async getProof(req: GetProofRequest) {

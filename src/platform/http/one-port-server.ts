@@ -61,7 +61,9 @@ export async function listenOnePort(handler: Handler, port: number, host: string
     s.on("close", () => sessions.delete(s));
   });
 
-  const tcp = net.createServer((socket) => {
+  // noDelay: the http2 server only sees the replaying Duplex, so it cannot turn Nagle off itself (with it
+  // on, small HTTP/2 frames wait on delayed ACKs: a gRPC stream ran 11x slower).
+  const tcp = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());

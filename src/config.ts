@@ -53,6 +53,9 @@ const EnvSchema = z.object({
   REQUEST_TTL_HOURS: z.coerce.number().min(0.0001).max(24 * 90).default(72),
   STARTER_CREDIT_CASHOUT: z.enum(["true", "false"]).optional(),
   PROOF_SIGNING_KEY_FILE: z.string().min(1).optional(),
+  ANCHOR_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(256),
+  ANCHOR_MAX_WAIT_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
+  ANCHOR_POLL_MS: z.coerce.number().int().min(10).max(3_600_000).default(2_000),
 });
 
 
@@ -117,6 +120,10 @@ export interface Config {
   starterCreditCashout: boolean;
   /** PEM file of the Ed25519 key that signs proof records (created on first start). */
   proofSigningKeyFile: string;
+  /** A Merkle batch is anchored every this many records, or when its oldest record waited this long. */
+  anchorBatchSize: number;
+  anchorMaxWaitMs: number;
+  anchorPollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -179,5 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTtlSeconds: Math.round(e.REQUEST_TTL_HOURS * 3600),
     starterCreditCashout: e.STARTER_CREDIT_CASHOUT ? e.STARTER_CREDIT_CASHOUT === "true" : !e.CHAIN_RPC_URL,
     proofSigningKeyFile: path.resolve(e.PROOF_SIGNING_KEY_FILE ?? path.join(e.DATA_DIR, "proof-ed25519.pem")),
+    anchorBatchSize: e.ANCHOR_BATCH_SIZE,
+    anchorMaxWaitMs: Math.round(e.ANCHOR_MAX_WAIT_SECONDS * 1000),
+    anchorPollMs: e.ANCHOR_POLL_MS,
   };
 }

@@ -1,11 +1,12 @@
-import { readFileSync } from "node:fs";
+import fs, { readFileSync } from "node:fs";
 import { loadConfig, ConfigError, type Config } from "./config.js";
 import { createLogger } from "./platform/log.js";
 import { openDataSource, runMigrations, schemaDrift } from "./platform/db/data-source.js";
 import { loadCatalog, CatalogConfigError } from "./catalog/catalog-config.js";
 import { buildApp } from "./server.js";
 import { listenOnePort } from "./platform/http/one-port-server.js";
-import { startChain } from "./chain/chain-runtime.js";
+import { publicClientFor, startChain, viemChain } from "./chain/chain-runtime.js";
+import { verifyProof } from "./proof/verify-proof.js";
 import { checkBooks } from "./ledger/books-check.js";
 
 // CLI and composition root: `svc serve | migrate | check-schema | help`.
@@ -20,6 +21,11 @@ const USAGE = `usage: svc <command>
   ledger check   exit 1 unless the journal balances and agrees with notes, escrows, jobs and payouts
   payouts list [pending|released]   list payouts (asks the running server: SVC_URL, OPERATOR_API_KEY)
   payouts release <payout_id>       release a payout (the same)
+  verify <proof.json | tx_hash | proof_id>
+                 check a proof like a third party: hash, Ed25519 signature, Merkle inclusion, on-chain anchor
+                 (and the settlement transfer); the key comes from SVC_URL/v1/proofs/keys or PROOF_PUBLIC_KEY,
+                 the chain from CHAIN_RPC_URL or the dev chain of SVC_URL; exit 0 all pass, 1 a check failed,
+                 3 not anchored yet
   help           this text
 
 Settings come from the environment; see README.md.`;
@@ -109,6 +115,27 @@ async function payouts(config: Config, args: string[]): Promise<number> {
   return res.ok ? 0 : 1;
 }
 
+async function verify(config: Config, target: string | undefined): Promise<number> {
+  if (!target) {
+    console.error(USAGE);
+    return 2;
+  }
+  const base = (process.env.SVC_URL ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, "");
+  const getJson = async (path: string) => (await (await fetch(`${base}${path}`)).json()) as Record<string, any>;
+  const proof = fs.existsSync(target)
+    ? JSON.parse(fs.readFileSync(target, "utf8")).proof ?? JSON.parse(fs.readFileSync(target, "utf8"))
+    : (await getJson(/^0x[0-9a-fA-F]{64}$/.test(target) ? `/v1/proofs/settlement/${target}` : `/v1/proofs/${encodeURIComponent(target)}`)).proof;
+  if (!proof) throw new Error(`no proof found for ${target}`);
+  const keys = process.env.PROOF_PUBLIC_KEY ? { ed25519_public_keys: [process.env.PROOF_PUBLIC_KEY], anchor_address: process.env.PROOF_ANCHOR_ADDRESS } : await getJson("/v1/proofs/keys");
+  const rpc = config.chainRpcUrl ?? (await getJson("/v1/health")).chain?.rpc_url;
+  if (!rpc) throw new Error("no chain to read: set CHAIN_RPC_URL");
+  const client = publicClientFor(viemChain(config.network, rpc), rpc, false);
+  const checks = await verifyProof(proof, keys.ed25519_public_keys[0], keys.anchor_address || undefined, client);
+  for (const c of checks) console.log(`${c.outcome.toUpperCase().padEnd(7)} ${c.name.padEnd(10)} ${c.detail}`);
+  if (checks.some((c) => c.outcome === "fail")) return 1;
+  return checks.some((c) => c.outcome === "pending") ? 3 : 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? "help";
   if (command === "help" || command === "--help" || command === "-h") {
@@ -130,6 +157,8 @@ async function main(argv: string[]): Promise<number> {
       return ledgerCheck(config);
     case "payouts":
       return payouts(config, argv.slice(1));
+    case "verify":
+      return verify(config, argv[1]);
   }
   console.error(`unknown command: ${argv.join(" ")}\n\n${USAGE}`);
   return 2;

@@ -37,6 +37,7 @@ import { FacilitatorServiceImpl } from "./payment/facilitator.service.js";
 import { PaymentServiceImpl } from "./payment/payment.service.js";
 import { ProofServiceImpl } from "./proof/proof.service.js";
 import { ProofSigner } from "./proof/proof-signer.js";
+import { ProofAnchorer } from "./proof/proof-anchorer.js";
 import { skuHandlers } from "./skus/sku-handlers.js";
 import type { SkuHandler } from "./skus/sku-handler.js";
 import { AgentStore } from "./registry/agent-store.js";
@@ -134,7 +135,10 @@ export function buildApp(deps: AppDeps) {
   const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency });
   const payment = new PaymentServiceImpl({ gate, jobs, store, chain, faucetSender: sender(chain.faucetAccount), publicBaseUrl: config.publicBaseUrl, onJobAccepted: () => worker.nudge() });
   const facilitatorApi = new FacilitatorServiceImpl(facilitator, chain.treasury, config.facilitatorApiKey);
-  const proofs = new ProofServiceImpl(ds, proofKey);
+  // Anchors are sent by the facilitator key (it holds gas), or the treasury's when the facilitator is remote.
+  const anchorSender = sender(chain.facilitatorAccount) ?? sender(chain.treasuryAccount);
+  const anchorer = anchorSender && new ProofAnchorer(ds, chain, anchorSender, proofKey, log, { batchSize: config.anchorBatchSize, maxWaitMs: config.anchorMaxWaitMs });
+  const proofs = new ProofServiceImpl(ds, proofKey, anchorer && { address: anchorer.address, network: chain.network.caip2 });
   const box = new SecretBox(config.webhookSecretKey);
   const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
   const registry = new RegistryServiceImpl({
@@ -227,12 +231,13 @@ export function buildApp(deps: AppDeps) {
       if (chain.dev) await fundDevTreasury(ds, chain, sender(chain.faucetAccount)!, log);
       worker.start();
       webhooks.start();
+      anchorer?.start(config.anchorPollMs);
       expiry = setInterval(() => void marketplace.expireDue().catch((err) => log.error({ err }, "request expiry failed")), 30_000);
       expiry.unref();
     },
     async stop() {
       clearInterval(expiry);
-      await Promise.all([worker.stop(), webhooks.stop()]);
+      await Promise.all([worker.stop(), webhooks.stop(), anchorer?.stop()]);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from "typeorm";
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from "typeorm";
 import { TIMESTAMP } from "../platform/db/column-types.js";
 
 // A record on the public proof rail. `sequence` orders the rail; (kind, settlement_ref) is unique so a
@@ -38,4 +38,46 @@ export class ProofRecordEntity {
   /** Ed25519 signature (base64) over the canonical record; verifiable with the published key. */
   @Column({ name: "ed25519_signature", type: "varchar", length: 128, nullable: true })
   ed25519Signature!: string | null;
+
+  /** The Merkle batch this record was anchored in; null until then. */
+  @Index("ix_proof_records_anchor")
+  @Column({ name: "anchor_id", type: "varchar", length: 32, nullable: true })
+  anchorId!: string | null;
+}
+
+// A Merkle batch of consecutive records and the transaction that carries its root. first_sequence is
+// unique: of two servers that batch the same records, one wins.
+@Entity({ name: "proof_anchors" })
+export class ProofAnchorEntity {
+  @PrimaryColumn({ name: "anchor_id", type: "varchar", length: 32 })
+  anchorId!: string;
+
+  @Index("uq_proof_anchors_first", { unique: true })
+  @Column({ name: "first_sequence", type: "integer" })
+  firstSequence!: number;
+
+  @Column({ name: "last_sequence", type: "integer" })
+  lastSequence!: number;
+
+  @Column({ name: "leaf_count", type: "integer" })
+  leafCount!: number;
+
+  @Column({ name: "root", type: "varchar", length: 66 })
+  root!: string;
+
+  /** `pending` while its transaction is sent, then `anchored`. */
+  @Column({ name: "state", type: "varchar", length: 16 })
+  state!: string;
+
+  @Column({ name: "tx_hash", type: "varchar", length: 66, nullable: true })
+  txHash!: string | null;
+
+  @Column({ name: "network", type: "varchar", length: 32 })
+  network!: string;
+
+  @Column({ name: "create_time", ...TIMESTAMP })
+  createTime!: Date;
+
+  @Column({ name: "anchor_time", ...TIMESTAMP, nullable: true })
+  anchorTime!: Date | null;
 }

@@ -4,7 +4,15 @@ import { ProofRecordSchema, type ProofRecord } from "../../gen/svc/proof/v1/proo
 import type { ProofRecordEntity } from "./proof-record.entity.js";
 import { signatureDisclosure, type ProofKey } from "./proof-recorder.js";
 
-export function toProofRecordProto(e: ProofRecordEntity, key: ProofKey): ProofRecord {
+export interface Inclusion {
+  root: string;
+  leafIndex: bigint;
+  path: string[];
+  anchorTxHash: string;
+  anchorNetwork: string;
+}
+
+export function toProofRecordProto(e: ProofRecordEntity, key: ProofKey, inclusion?: Inclusion): ProofRecord {
   const body = JSON.parse(e.bodyJson) as Record<string, unknown>;
   const hasReceipt = body.svc_fee_bps !== undefined;
   return create(ProofRecordSchema, {
@@ -22,5 +30,6 @@ export function toProofRecordProto(e: ProofRecordEntity, key: ProofKey): ProofRe
       ? { svcFeeBps: Number(body.svc_fee_bps), svcFeeAmount: String(body.svc_fee_amount), providerPayoutAmount: String(body.provider_payout_amount) }
       : undefined,
     sequence: BigInt(e.sequence),
+    inclusion,
   });
 }

@@ -5,6 +5,7 @@ import { errors } from "../platform/rpc/errors.js";
 import { ProofRecordEntity } from "./proof-record.entity.js";
 import { toProofRecordProto } from "./proof.mapper.js";
 import { PROOF_KIND, type ProofKey } from "./proof-recorder.js";
+import { inclusionOf, MERKLE_TREE } from "./proof-anchorer.js";
 
 // The public proof rail: settlement proofs, newest first, paged by sequence.
 
@@ -19,7 +20,11 @@ export const CANONICALIZATION =
   "RFC 8785 canonical JSON of {kind, settlement_ref, task_class, ts (RFC 3339, ms), body}; record_sha256 = SHA-256 of it; ed25519_signature = Ed25519 over its UTF-8 bytes";
 
 export class ProofServiceImpl implements Partial<ServiceImpl<typeof ProofService>> {
-  constructor(private readonly ds: DataSource, private readonly key: ProofKey) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly key: ProofKey,
+    private readonly anchors: { address: string; network: string } | undefined,
+  ) {}
 
   async listSettlementProofs(req: ListSettlementProofsRequest) {
     if (req.limit < 0) throw errors.invalidArgument("invalid_limit", "limit must be positive");
@@ -44,11 +49,17 @@ export class ProofServiceImpl implements Partial<ServiceImpl<typeof ProofService
   async getSettlementProof(req: GetSettlementProofRequest) {
     const row = await this.ds.manager.findOneBy(ProofRecordEntity, { kind: PROOF_KIND.settledOutcome, settlementRef: req.txHash.toLowerCase() });
     if (!row) throw errors.notFound("proof_not_found", `no settlement proof for ${req.txHash}`);
-    return { proof: toProofRecordProto(row, this.key) };
+    return { proof: toProofRecordProto(row, this.key, await inclusionOf(this.ds.manager, row)) };
   }
 
   getSigningKeys() {
-    return { ed25519PublicKeys: [this.key.signer.publicKeyBase64()], canonicalization: CANONICALIZATION };
+    return {
+      ed25519PublicKeys: [this.key.signer.publicKeyBase64()],
+      canonicalization: CANONICALIZATION,
+      anchorAddress: this.anchors?.address ?? "",
+      anchorNetwork: this.anchors?.network ?? "",
+      merkleTree: MERKLE_TREE,
+    };
   }
 
   /** Every record after the cursor in rail order (optionally only some kinds), then new ones as they come. */
@@ -74,6 +85,6 @@ export class ProofServiceImpl implements Partial<ServiceImpl<typeof ProofService
   async getProof(req: GetProofRequest) {
     const row = await this.ds.manager.findOneBy(ProofRecordEntity, { proofId: req.proofId });
     if (!row) throw errors.notFound("proof_not_found", `no proof ${req.proofId}`);
-    return { proof: toProofRecordProto(row, this.key) };
+    return { proof: toProofRecordProto(row, this.key, await inclusionOf(this.ds.manager, row)) };
   }
 }

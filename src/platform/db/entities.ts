@@ -1,7 +1,7 @@
 import type { EntityList } from "./data-source.js";
 import { X402PaymentEntity } from "../../x402/payment.entity.js";
 import { ServiceJobEntity } from "../../jobs/service-job.entity.js";
-import { ProofRecordEntity } from "../../proof/proof-record.entity.js";
+import { ProofAnchorEntity, ProofRecordEntity } from "../../proof/proof-record.entity.js";
 import { LedgerEntryEntity, LedgerPostingEntity } from "../../ledger/ledger.entity.js";
 import { SealEntity } from "../../skus/seal.entity.js";
 import { AgentEntity } from "../../registry/agent.entity.js";
@@ -13,4 +13,4 @@ import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } f
 // Every entity, listed explicitly.
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
-  MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity];
+  MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity];

@@ -5,7 +5,7 @@ import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-no
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { ProofService } from "../../../gen/svc/proof/v1/proof_service_pb.js";
-import { canonicalJson } from "../../../src/platform/canonical-json.js";
+import { canonicalRecordOf } from "../../../src/proof/verify-proof.js";
 import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
 import { verifyProofSignature } from "../../../src/proof/proof-signer.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
@@ -13,8 +13,7 @@ import { newBuyer } from "../../fixtures/buyer.js";
 
 type Json = Record<string, any>;
 
-/** What a third party recomputes from a proof as served: the canonical record the signature covers. */
-const canonicalOf = (p: Json) => canonicalJson({ kind: p.kind, settlement_ref: p.settlement_ref || null, task_class: p.task_class, ts: p.ts, body: p.body });
+const canonicalOf = canonicalRecordOf;
 
 describe("proof rail: signatures, keys and the stream", function () {
   this.timeout(180_000);
@@ -93,6 +92,7 @@ describe("proof rail: signatures, keys and the stream", function () {
       onlyOneKind.push(Number(msg.proof!.sequence));
     }
     expect(onlyOneKind).to.have.length(TOTAL / 2);
+    await srv.ds.manager.delete(ProofRecordEntity, { taskClass: "stream-test" }); // keep them out of later anchoring
   });
 
   it("follows new records live", async () => {

@@ -38,6 +38,11 @@ import { PaymentServiceImpl } from "./payment/payment.service.js";
 import { ProofServiceImpl } from "./proof/proof.service.js";
 import { ProofSigner } from "./proof/proof-signer.js";
 import { ProofAnchorer } from "./proof/proof-anchorer.js";
+import { ReputationEngine } from "./reputation/reputation-engine.js";
+import { WitnessServiceImpl } from "./witness/witness.service.js";
+import type { Badge } from "./fees/fee-engine.js";
+import { newId } from "./platform/ids.js";
+import os from "node:os";
 import { skuHandlers } from "./skus/sku-handlers.js";
 import type { SkuHandler } from "./skus/sku-handler.js";
 import { AgentStore } from "./registry/agent-store.js";
@@ -79,7 +84,7 @@ export interface AppDeps {
 }
 
 /** Services whose RPCs are not implemented yet: registered empty, so every RPC answers Unimplemented. */
-const NOT_YET_IMPLEMENTED = [WitnessService, MarketsService];
+const NOT_YET_IMPLEMENTED = [MarketsService];
 
 /** Discovery RPCs stay open to clients with an outdated kit, so they can learn where to refresh. */
 const KIT_EXEMPT_SERVICES = new Set([CatalogService.typeName, RulesService.typeName]);
@@ -104,6 +109,7 @@ export function buildApp(deps: AppDeps) {
   const store = new PaymentStore(ds);
   const jobs = new JobQueue(ds);
   const agents = new AgentStore(ds);
+  const reputationEngine = new ReputationEngine(ds, log, `${os.hostname()}:${process.pid}:${newId("srv", 6)}`);
   const identity = new OnchainIdentity(chain, config.identityRegistryAddress);
   const internalWallets = new Set(
     [chain.treasury, chain.facilitatorAccount?.address, chain.faucetAccount?.address, chain.network.usdcAddress, MULTICALL3_ADDRESS, config.identityRegistryAddress, ...config.internalWallets]
@@ -111,7 +117,7 @@ export function buildApp(deps: AppDeps) {
       .map((a) => a.toLowerCase()),
   );
   const comps = new CompService(ds, agents, chain, internalWallets);
-  const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents));
+  const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents), (agentId) => reputationEngine.current(agentId));
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
   const gate: PaymentGate = new PaymentGate({
@@ -152,20 +158,22 @@ export function buildApp(deps: AppDeps) {
     identity,
     publicBaseUrl: config.publicBaseUrl,
   });
-  const reputation = new ReputationServiceImpl(agents);
-  const releaser = new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log, config.starterCreditCashout);
+  const reputation = new ReputationServiceImpl(agents, reputationEngine);
+  const witness = new WitnessServiceImpl(ds, agents, proofKey, reputationEngine);
+  const releaser = new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log, config.starterCreditCashout, (agentId) => reputationEngine.refresh(agentId));
   const marketplace = new MarketplaceServiceImpl({
     ds,
     agents,
     releaser,
+    badgeOf: async (agentId) => (await reputationEngine.current(agentId)).badge as Badge,
     requestTtlSeconds: config.requestTtlSeconds,
     operatorKeyDigest: config.operatorApiKey ? createHash("sha256").update(config.operatorApiKey).digest() : undefined,
     log,
   });
   let expiry: NodeJS.Timeout | undefined;
   const webhooks = new WebhookDispatcher({ ds, box, policy: safeFetch, log, backoffBaseMs: config.webhookBackoffBaseMs, retryWindowMs: config.webhookRetryMs });
-  // The fee engine and bid scoring run in the marketplace; reputation, badge gates and witnesses do not yet.
-  const liveRuleSections = new Set<RuleSection>(["fees", "bid_scoring"]);
+  // Badge gates protect the internal agents, which this deployment does not run yet.
+  const liveRuleSections = new Set<RuleSection>(["fees", "bid_scoring", "reputation", "witness_program"]);
   const rules = new RulesServiceImpl(liveRuleSections);
   const catalog = new CatalogServiceImpl({
     skus: deps.skus,
@@ -188,6 +196,7 @@ export function buildApp(deps: AppDeps) {
     router.service(RegistryService, registry);
     router.service(ReputationService, reputation);
     router.service(MarketplaceService, marketplace);
+    router.service(WitnessService, witness);
     for (const service of NOT_YET_IMPLEMENTED) router.service(service, {});
   };
   const interceptors: Interceptor[] = [
@@ -232,11 +241,13 @@ export function buildApp(deps: AppDeps) {
       worker.start();
       webhooks.start();
       anchorer?.start(config.anchorPollMs);
+      reputationEngine.start();
       expiry = setInterval(() => void marketplace.expireDue().catch((err) => log.error({ err }, "request expiry failed")), 30_000);
       expiry.unref();
     },
     async stop() {
       clearInterval(expiry);
+      reputationEngine.stop();
       await Promise.all([worker.stop(), webhooks.stop(), anchorer?.stop()]);
     },
   };

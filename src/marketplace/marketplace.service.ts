@@ -14,7 +14,7 @@ import type {
   ReleasePayoutRequest,
   SubmitBidRequest,
 } from "../../gen/svc/marketplace/v1/marketplace_service_pb.js";
-import { quoteFee, applyFee } from "../fees/fee-engine.js";
+import { quoteFee, applyFee, type Badge } from "../fees/fee-engine.js";
 import type { Logger } from "../platform/log.js";
 import { isUniqueViolation } from "../platform/db/errors.js";
 import { forUpdate } from "../platform/db/locking.js";
@@ -50,6 +50,8 @@ export interface MarketplaceDeps {
   ds: DataSource;
   agents: AgentStore;
   releaser: PayoutReleaser;
+  /** An agent's current badge (the fee engine's trust input). */
+  badgeOf: (agentId: string) => Promise<Badge>;
   /** Seconds an open request lives before it expires and returns its escrow. */
   requestTtlSeconds: number;
   /** Operator key for payout routes (closed when unset); compared as digests. */
@@ -316,15 +318,17 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
     if (!given || !timingSafeEqual(digest, this.d.operatorKeyDigest)) throw errors.authRequired("a valid operator key is required");
   }
 
-  /** The fee quote of a job; badges are unavailable until the reputation engine runs (fee = service rate). */
+  /** The fee quote of a job, from both parties' badges, their history together and the buyer's tenure. */
   private async quote(job: MarketJobEntity) {
-    const [requester, pairJobs] = await Promise.all([
+    const [providerBadge, requesterBadge, requester, pairJobs] = await Promise.all([
+      this.d.badgeOf(job.providerAgentId).catch(() => undefined),
+      this.d.badgeOf(job.requesterAgentId).catch(() => undefined),
       this.d.ds.manager.findOneBy(AgentEntity, { agentId: job.requesterAgentId }),
       this.d.ds.manager.countBy(MarketJobEntity, { requesterAgentId: job.requesterAgentId, providerAgentId: job.providerAgentId, state: In(["completed", "paid"]) }),
     ]);
     return quoteFee({
-      providerBadge: undefined,
-      requesterBadge: undefined,
+      providerBadge,
+      requesterBadge,
       completedPairJobs: pairJobs,
       buyerTenureDays: requester ? Math.floor((Date.now() - requester.createTime.getTime()) / 86_400_000) : undefined,
       requesterRegistered: requester !== null,

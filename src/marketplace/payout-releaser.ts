@@ -34,6 +34,8 @@ export class PayoutReleaser {
     private readonly log: Logger,
     /** Whether starter-credit-funded work may be paid in USDC (every job is funded by a note today). */
     private readonly cashout: boolean,
+    /** Recomputes the provider's reputation once a release records its work. */
+    private readonly onReleased: (providerAgentId: string) => Promise<unknown> = async () => undefined,
   ) {}
 
   async release(payoutId: string): Promise<PayoutEntity> {
@@ -97,7 +99,13 @@ export class PayoutReleaser {
     throw errors.unavailable("payout_failed", `the payout could not be released (nothing moved): ${(err as Error).message}`, err);
   }
 
-  private record(payout: PayoutEntity, provider: AgentEntity, rail: "usdc" | "starter_credit", txHash: string | null, noteId: string | undefined): Promise<PayoutEntity> {
+  private async record(payout: PayoutEntity, provider: AgentEntity, rail: "usdc" | "starter_credit", txHash: string | null, noteId: string | undefined): Promise<PayoutEntity> {
+    const released = await this.recordOnce(payout, provider, rail, txHash, noteId);
+    await this.onReleased(provider.agentId).catch((err) => this.log.warn({ err }, "reputation refresh after release failed"));
+    return released;
+  }
+
+  private recordOnce(payout: PayoutEntity, provider: AgentEntity, rail: "usdc" | "starter_credit", txHash: string | null, noteId: string | undefined): Promise<PayoutEntity> {
     const payoutId = payout.payoutId;
     return runInTransaction(this.ds, async (m) => {
       const done = await m.update(PayoutEntity, { payoutId, state: "releasing" }, { state: "released", rail, txHash, releaseTime: new Date() });

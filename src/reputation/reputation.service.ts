@@ -1,27 +1,32 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { GetAgentReputationResponseSchema, type GetAgentReputationRequest, type ReputationService } from "../../gen/svc/reputation/v1/reputation_service_pb.js";
 import type { AgentStore } from "../registry/agent-store.js";
-import { reputationScore } from "./reputation-score.js";
+import type { ReputationEngine } from "./reputation-engine.js";
 
-// Reputation of any registered agent. Until the reputation engine lands, no verifiable work is credited
-// to any agent, so every agent is in the spec's zero state: found, score 0, badge none. Nothing is seeded.
+// Reputation of any registered agent, from the engine (verifiable work only; an agent without any is in
+// the spec's zero state: found, score 0, badge none).
 export class ReputationServiceImpl implements ServiceImpl<typeof ReputationService> {
-  constructor(private readonly agents: AgentStore) {}
+  constructor(private readonly agents: AgentStore, private readonly engine: ReputationEngine) {}
 
   async getAgentReputation(req: GetAgentReputationRequest) {
     const agent = await this.agents.findOrThrow(req.name);
-    const score = reputationScore({ proofs: 0, averageQuality: 0, distinctKinds: 0, averageChainDepth: 0 }, true);
+    const r = await this.engine.current(agent.agentId);
+    const c = JSON.parse(r.componentsJson) as { volume: number; quality: number; diversity: number; chain_depth: number };
     return create(GetAgentReputationResponseSchema, {
       agentId: agent.agentId,
       name: agent.name,
       found: true,
-      score: score.total,
-      badge: score.badge,
-      components: { volume: score.volume, quality: score.quality, diversity: score.diversity, chainDepth: score.chain_depth },
-      trend: [score.total],
-      computeTime: timestampNow(),
+      score: r.score,
+      badge: r.badge,
+      components: { volume: c.volume, quality: c.quality, diversity: c.diversity, chainDepth: c.chain_depth },
+      proofs: BigInt(r.proofs),
+      completedJobs: BigInt(r.completedJobs),
+      failedJobs: BigInt(r.failedJobs),
+      disputes: BigInt(r.disputes),
+      trend: JSON.parse(r.trendJson) as number[],
+      computeTime: timestampFromDate(r.computeTime),
     });
   }
 }

@@ -16,7 +16,10 @@ type Input = z.infer<typeof Input>;
 
 const agentOf = (input: Input) => AGENT_IN_TASK.exec(input.task)![1]!;
 
-export function reputationLookup(directory: AgentDirectory): SkuHandler<Input> {
+/** The reputation engine's stored view of an agent. */
+export type ReputationOf = (agentId: string) => Promise<{ score: number; badge: string; completedJobs: number; failedJobs: number; disputes: number; trendJson: string }>;
+
+export function reputationLookup(directory: AgentDirectory, reputationOf?: ReputationOf): SkuHandler<Input> {
   return {
     skuId: "reputation.lookup",
     poweredBy: "svc-ledger/reputation",
@@ -26,6 +29,21 @@ export function reputationLookup(directory: AgentDirectory): SkuHandler<Input> {
     },
     async run(input, ctx) {
       const agent = (await directory.resolve(agentOf(input)))!;
+      if (reputationOf) {
+        const r = await reputationOf(agent.agentId);
+        return {
+          agent_id: agent.agentId,
+          name: agent.name,
+          found: true,
+          score: r.score,
+          badge: r.badge,
+          completed_jobs: r.completedJobs,
+          failed_jobs: r.failedJobs,
+          disputes: { recorded: r.disputes },
+          trend: JSON.parse(r.trendJson) as number[],
+          computed_at: ctx.now.toISOString(),
+        };
+      }
       const history = agent.evmAddress ? await settlementHistory(ctx.manager, agent.evmAddress) : undefined;
       const proofs = history?.settled_payments ?? 0;
       const score = reputationScore({ proofs, averageQuality: 0, distinctKinds: proofs > 0 ? 1 : 0, averageChainDepth: 0 }, true);

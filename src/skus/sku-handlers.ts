@@ -3,10 +3,10 @@ import type { AgentDirectory } from "./subject.js";
 import { agentTrustBadge } from "./agent-trust-badge.js";
 import { agentPrehireCheck } from "./agent-prehire-check.js";
 import { attestationSingleUseSeal } from "./attestation-single-use-seal.js";
-import { reputationLookup } from "./reputation-lookup.js";
+import { reputationLookup, type ReputationOf } from "./reputation-lookup.js";
 
 /** Every SKU with a real engine on this deployment; the rest are not sold (409 `service_unavailable`). */
-export function skuHandlers(directory: AgentDirectory): Map<string, SkuHandler<any>> {
-  const handlers: SkuHandler<any>[] = [agentTrustBadge(directory), agentPrehireCheck(directory), attestationSingleUseSeal(), reputationLookup(directory)];
+export function skuHandlers(directory: AgentDirectory, reputationOf?: ReputationOf): Map<string, SkuHandler<any>> {
+  const handlers: SkuHandler<any>[] = [agentTrustBadge(directory), agentPrehireCheck(directory), attestationSingleUseSeal(), reputationLookup(directory, reputationOf)];
   return new Map(handlers.map((h) => [h.skuId, h]));
 }

@@ -41,7 +41,7 @@ describe("public documents: rules, OpenAPI, agent card", () => {
 
   it("lists in `unavailable` every rule section whose engine does not run here", async () => {
     const rules = await json("/v1/rules");
-    expect(rules.unavailable).to.deep.equal(["reputation", "badge_gates", "witness_program"]);
+    expect(rules.unavailable).to.deep.equal(["badge_gates"]);
   });
 
   it("serves an OpenAPI 3.1 document (version 1.0.0) describing every REST route", async () => {

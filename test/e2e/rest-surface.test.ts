@@ -90,7 +90,7 @@ describe("REST shim surface", () => {
   });
 
   it("answers an RPC that is not implemented yet with 501 unimplemented, not a fake result", async () => {
-    const res = await post("/a2a/witness/enroll", JSON.stringify({}));
+    const res = await post("/markets-api/compliance/check", JSON.stringify({ protocol: "x" }));
     expect(res.status).to.equal(501);
     expect(await res.json()).to.have.nested.property("error.code", "unimplemented");
   });

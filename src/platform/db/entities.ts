@@ -2,6 +2,8 @@ import type { EntityList } from "./data-source.js";
 import { X402PaymentEntity } from "../../x402/payment.entity.js";
 import { ServiceJobEntity } from "../../jobs/service-job.entity.js";
 import { ProofAnchorEntity, ProofRecordEntity } from "../../proof/proof-record.entity.js";
+import { AttestationEntity, WitnessEnrollmentEntity } from "../../witness/witness.entity.js";
+import { ReputationScoreEntity, SchedulerLeaseEntity } from "../../reputation/reputation.entity.js";
 import { LedgerEntryEntity, LedgerPostingEntity } from "../../ledger/ledger.entity.js";
 import { SealEntity } from "../../skus/seal.entity.js";
 import { AgentEntity } from "../../registry/agent.entity.js";
@@ -13,4 +15,5 @@ import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } f
 // Every entity, listed explicitly.
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
-  MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity];
+  MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity];

@@ -68,7 +68,8 @@ describe("marketplace: requests, bids, jobs, payouts", function () {
     const done = await post(`/a2a/jobs/${jid}/complete`, { result_summary: "the spec in 5 bullets", deliverable_markdown: "# x402\\n..." }, bearer(provider.api_key));
     expect(done.status).to.equal(200);
     expect(done.body.state).to.equal("completed");
-    expect(done.body.payout).to.include({ gross_usd: 0.03, svc_fee_bps: 2000, fee_usd: 0.006, net_usd: 0.024, dynamic_fee_bps: 2000, state: "pending" });
+    // Shadow mode: 2000 bps charged; the dynamic fee (disclosed) adds +100 for a first-time pair.
+    expect(done.body.payout).to.include({ gross_usd: 0.03, svc_fee_bps: 2000, fee_usd: 0.006, net_usd: 0.024, dynamic_fee_bps: 2100, state: "pending" });
     expect((await post(`/a2a/jobs/${jid}/complete`, { result_summary: "again" }, bearer(provider.api_key))).status).to.equal(409);
 
     const pending = await call("GET", "/v1/admin/payouts?state=pending", undefined, operator);

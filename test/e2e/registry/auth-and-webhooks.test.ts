@@ -123,7 +123,11 @@ describe("registry authorization and webhooks", function () {
       expect(res.status, internal).to.equal(409);
       expect(await res.json()).to.have.nested.property("error.code", "wallet_is_internal");
     }
-    const badChecksum = wallet().replace(/[a-f]/, (c) => c.toUpperCase()).replace(/[A-F](?=[^A-F]*$)/, (c) => c.toLowerCase());
+    // Flip the case of one letter of a checksummed address: the EIP-55 checksum no longer matches.
+    const good = wallet();
+    const i = good.slice(2).search(/[a-fA-F]/) + 2;
+    const flipped = good[i] === good[i]!.toUpperCase() ? good[i]!.toLowerCase() : good[i]!.toUpperCase();
+    const badChecksum = good.slice(0, i) + flipped + good.slice(i + 1);
     for (const bad of ["0x1234", "not-an-address", badChecksum, ""]) {
       expect((await post(`/a2a/agents/${me.agent_id}/wallet`, { evm_address: bad }, bearer(me.api_key))).status, bad).to.equal(400);
     }

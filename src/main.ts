@@ -21,6 +21,8 @@ const USAGE = `usage: svc <command>
   ledger check   exit 1 unless the journal balances and agrees with notes, escrows, jobs and payouts
   payouts list [pending|released]   list payouts (asks the running server: SVC_URL, OPERATOR_API_KEY)
   payouts release <payout_id>       release a payout (the same)
+  disputes list [open|decided]      list disputes (the same)
+  disputes decide <dispute_id> <upheld|overturned|withdrawn> <rationale…>   the operator panel's verdict (the same)
   verify <proof.json | tx_hash | proof_id>
                  check a proof like a third party: hash, Ed25519 signature, Merkle inclusion, on-chain anchor
                  (and the settlement transfer); the key comes from SVC_URL/v1/proofs/keys or PROOF_PUBLIC_KEY,
@@ -97,22 +99,29 @@ async function ledgerCheck(config: Config): Promise<number> {
   }
 }
 
-/** Payout commands go through the running server's operator routes (it holds the chain and the keys). */
-async function payouts(config: Config, args: string[]): Promise<number> {
+/** Operator commands go through the running server's operator routes (it holds the chain and the keys). */
+async function operatorCall(config: Config, path: string, body?: unknown): Promise<number> {
   const base = (process.env.SVC_URL ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, "");
   const headers = { authorization: `Bearer ${config.operatorApiKey ?? ""}`, "content-type": "application/json" };
-  const res =
-    args[0] === "release" && args[1]
-      ? await fetch(`${base}/v1/admin/payouts/${encodeURIComponent(args[1])}/release`, { method: "POST", headers, body: "{}" })
-      : args[0] === "list"
-        ? await fetch(`${base}/v1/admin/payouts${args[1] ? `?state=${encodeURIComponent(args[1])}` : ""}`, { headers })
-        : undefined;
-  if (!res) {
-    console.error(USAGE);
-    return 2;
-  }
+  const res = await fetch(`${base}${path}`, body === undefined ? { headers } : { method: "POST", headers, body: JSON.stringify(body) });
   console.log(JSON.stringify(await res.json(), null, 2));
   return res.ok ? 0 : 1;
+}
+
+function payouts(config: Config, args: string[]): Promise<number> {
+  if (args[0] === "release" && args[1]) return operatorCall(config, `/v1/admin/payouts/${encodeURIComponent(args[1])}/release`, {});
+  if (args[0] === "list") return operatorCall(config, `/v1/admin/payouts${args[1] ? `?state=${encodeURIComponent(args[1])}` : ""}`);
+  console.error(USAGE);
+  return Promise.resolve(2);
+}
+
+function disputes(config: Config, args: string[]): Promise<number> {
+  if (args[0] === "decide" && args[1] && args[2] && args.length > 3) {
+    return operatorCall(config, `/v1/admin/disputes/${encodeURIComponent(args[1])}/decide`, { verdict: args[2], rationale: args.slice(3).join(" ") });
+  }
+  if (args[0] === "list") return operatorCall(config, `/v1/admin/disputes${args[1] ? `?state=${encodeURIComponent(args[1])}` : ""}`);
+  console.error(USAGE);
+  return Promise.resolve(2);
 }
 
 async function verify(config: Config, target: string | undefined): Promise<number> {
@@ -157,6 +166,8 @@ async function main(argv: string[]): Promise<number> {
       return ledgerCheck(config);
     case "payouts":
       return payouts(config, argv.slice(1));
+    case "disputes":
+      return disputes(config, argv.slice(1));
     case "verify":
       return verify(config, argv[1]);
   }

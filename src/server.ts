@@ -44,6 +44,7 @@ import type { Badge } from "./fees/fee-engine.js";
 import { newId } from "./platform/ids.js";
 import os from "node:os";
 import { skuHandlers } from "./skus/sku-handlers.js";
+import { ARBITRATION_SKU } from "./skus/arbitration-dispute-settlement.js";
 import type { SkuHandler } from "./skus/sku-handler.js";
 import { AgentStore } from "./registry/agent-store.js";
 import { registryDirectory } from "./registry/agent-directory.js";
@@ -168,6 +169,7 @@ export function buildApp(deps: AppDeps) {
     badgeOf: async (agentId) => (await reputationEngine.current(agentId)).badge as Badge,
     requestTtlSeconds: config.requestTtlSeconds,
     operatorKeyDigest: config.operatorApiKey ? createHash("sha256").update(config.operatorApiKey).digest() : undefined,
+    disputes: { proofKey, sku: skuMap.get(ARBITRATION_SKU)!, onDecided: (agentId) => reputationEngine.refresh(agentId) },
     log,
   });
   let expiry: NodeJS.Timeout | undefined;

@@ -22,8 +22,8 @@ export class JobQueue {
     return (res.affected ?? 0) === 1;
   }
 
-  get(jobId: string): Promise<ServiceJobEntity | null> {
-    return this.ds.manager.findOneBy(ServiceJobEntity, { jobId });
+  get(jobId: string, manager: EntityManager = this.ds.manager): Promise<ServiceJobEntity | null> {
+    return manager.findOneBy(ServiceJobEntity, { jobId });
   }
 
   /** Claims the oldest claimable job, if any. */

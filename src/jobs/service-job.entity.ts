@@ -1,8 +1,11 @@
 import { Column, Entity, Index, PrimaryColumn } from "typeorm";
 import { LONG_TEXT, TIMESTAMP } from "../platform/db/column-types.js";
 
-/** `queued` until paid, `pending` when claimable, `running` under a lease, `refunding` after giving up, then final. */
-export type JobState = "queued" | "pending" | "running" | "delivered" | "failed" | "refunding" | "refunded";
+/**
+ * `queued` until paid, `pending` when claimable, `running` under a lease, `refunding` after giving up, then
+ * final. `awaiting` is a paid job decided by the operator (arbitration), never claimed by a worker.
+ */
+export type JobState = "queued" | "pending" | "awaiting" | "running" | "delivered" | "failed" | "refunding" | "refunded";
 
 // An asynchronous SKU run. Workers claim pending jobs under a lease that expires if they die.
 @Entity({ name: "service_jobs" })

@@ -13,6 +13,8 @@ export const ACCOUNTS = {
   feeRevenue: "revenue:svc_fee",
   /** What is owed to the provider of a catalog SKU (an internal identity). */
   providerPayable: (provider: string) => `liability:provider_payable:${provider}`,
+  /** Refunds of upheld disputes over work already paid out: the service bears them. */
+  disputeRefunds: "expense:dispute_refunds",
 } as const;
 
 export interface Posting {

@@ -7,7 +7,8 @@ import { LONG_TEXT, MONEY, moneyTransformer, TIMESTAMP } from "../platform/db/co
 export type RequestState = "open" | "assigned" | "completed" | "cancelled" | "expired";
 export type BidState = "submitted" | "accepted" | "rejected" | "withdrawn";
 export type JobState = "assigned" | "completed" | "paid" | "failed";
-export type PayoutState = "pending" | "releasing" | "released";
+/** `cancelled`: an upheld dispute returned the job's price to the requester before release. */
+export type PayoutState = "pending" | "releasing" | "released" | "cancelled";
 
 @Entity({ name: "market_requests" })
 @Index("ix_market_requests_open", ["state", "createTime"])

@@ -13,6 +13,8 @@ import {
   type Payout,
   type Request,
 } from "../../gen/svc/marketplace/v1/marketplace_pb.js";
+import { DisputeSchema, type Dispute } from "../../gen/svc/marketplace/v1/marketplace_service_pb.js";
+import type { DisputeEntity } from "../arbitration/dispute.entity.js";
 import type { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } from "./marketplace.entity.js";
 
 const REQUEST_STATES = { open: RequestState.OPEN, assigned: RequestState.ASSIGNED, completed: RequestState.COMPLETED, cancelled: RequestState.CANCELLED, expired: RequestState.EXPIRED };
@@ -89,5 +91,19 @@ export function toRequestProto(r: MarketRequestEntity, requesterName: string, es
     jobs,
     createTime: timestampFromDate(r.createTime),
     expireTime: timestampFromDate(r.expireTime),
+  });
+}
+
+export function toDisputeProto(d: DisputeEntity): Dispute {
+  return create(DisputeSchema, {
+    disputeId: d.disputeId,
+    jobId: d.jobId,
+    serviceJobId: d.serviceJobId,
+    claimant: d.claimant,
+    claim: d.claim,
+    state: d.state,
+    verdict: d.verdict ?? "",
+    rationale: d.rationale ?? "",
+    proofId: d.proofId ?? "",
   });
 }

@@ -9,6 +9,8 @@ import type {
   GetJobRequest,
   GetRequestRequest,
   ListOpenRequestsRequest,
+  DecideDisputeRequest,
+  ListDisputesRequest,
   ListPayoutsRequest,
   MarketplaceService,
   ReleasePayoutRequest,
@@ -29,7 +31,9 @@ import { enqueueWebhook } from "../webhooks/webhook-outbox.js";
 import { scoreBid } from "./bid-scoring.js";
 import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } from "./marketplace.entity.js";
 import { escrowBudget, escrowToJob, held, jobToPayable, MARKET_ACCOUNTS, noteRemaining, returnEscrow } from "./marketplace-ledger.js";
-import { toBidProto, toJobProto, toPayoutProto, toRequestProto } from "./marketplace.mapper.js";
+import { DisputeEntity } from "../arbitration/dispute.entity.js";
+import { decideDispute, type DecideDeps } from "../arbitration/dispute-decider.js";
+import { toBidProto, toDisputeProto, toJobProto, toPayoutProto, toRequestProto } from "./marketplace.mapper.js";
 import type { PayoutReleaser } from "./payout-releaser.js";
 
 // MarketplaceService: requests with escrowed budgets, bids, jobs, completion and operator-released
@@ -56,6 +60,8 @@ export interface MarketplaceDeps {
   requestTtlSeconds: number;
   /** Operator key for payout routes (closed when unset); compared as digests. */
   operatorKeyDigest: Buffer | undefined;
+  /** The operator panel's verdicts (arbitration.dispute-settlement). */
+  disputes: Omit<DecideDeps, "ds">;
   log: Logger;
 }
 
@@ -279,6 +285,19 @@ export class MarketplaceServiceImpl implements ServiceImpl<typeof MarketplaceSer
   async releasePayout(req: ReleasePayoutRequest, ctx: HandlerContext) {
     this.operator(ctx);
     return { payout: toPayoutProto(await this.d.releaser.release(req.payoutId)) };
+  }
+
+  async listDisputes(req: ListDisputesRequest, ctx: HandlerContext) {
+    this.operator(ctx);
+    if (req.state && !["open", "decided"].includes(req.state)) throw errors.invalidArgument("invalid_state", "state must be open or decided");
+    const rows = await this.d.ds.manager.find(DisputeEntity, { where: req.state ? { state: req.state as DisputeEntity["state"] } : {}, order: { createTime: "ASC", disputeId: "ASC" }, take: 500 });
+    return { disputes: rows.map(toDisputeProto) };
+  }
+
+  async decideDispute(req: DecideDisputeRequest, ctx: HandlerContext) {
+    this.operator(ctx);
+    const dispute = await decideDispute({ ds: this.d.ds, ...this.d.disputes }, req.disputeId, req.verdict, req.rationale);
+    return { dispute: toDisputeProto(dispute), refundAmount: dispute.refund.toString() };
   }
 
   /** Expires open requests past their time and returns their escrow to the note. */

@@ -5,6 +5,7 @@ import { DEV_USDC } from "../chain/artifacts.js";
 import { BroadcastError, type TransactionSender } from "../chain/tx-sender.js";
 import type { Logger } from "../platform/log.js";
 import { runInTransaction } from "../platform/db/transaction.js";
+import { DisputeEntity } from "../arbitration/dispute.entity.js";
 import { errors } from "../platform/rpc/errors.js";
 import { AgentEntity } from "../registry/agent.entity.js";
 import { StarterNoteEntity } from "../registry/starter-note.entity.js";
@@ -42,6 +43,10 @@ export class PayoutReleaser {
     const payout = await this.ds.manager.findOneBy(PayoutEntity, { payoutId });
     if (!payout) throw errors.notFound("payout_not_found", `no payout ${payoutId}`);
     if (payout.state === "released") return payout;
+    if (payout.state === "cancelled") throw errors.failedPrecondition("payout_cancelled", `payout ${payoutId} was cancelled: an upheld dispute refunded the requester`);
+    if (await this.ds.manager.countBy(DisputeEntity, { jobId: payout.jobId, state: "open" })) {
+      throw errors.failedPrecondition("dispute_open", `job ${payout.jobId} has an open dispute: its payout is held until the operator panel decides`);
+    }
     const provider = (await this.ds.manager.findOneBy(AgentEntity, { agentId: payout.providerAgentId }))!;
     if (payout.state === "releasing") return this.settleInFlight(payout, provider);
     const claimed = await this.ds.manager.update(PayoutEntity, { payoutId, state: "pending" }, { state: "releasing", releaseTime: new Date() });

@@ -28,6 +28,7 @@ import { X402_HEADERS } from "../x402/wire.js";
 const JOB_STATUS: Record<JobState, CallStatus> = {
   queued: CallStatus.PENDING,
   pending: CallStatus.PENDING,
+  awaiting: CallStatus.PENDING,
   running: CallStatus.PENDING,
   delivered: CallStatus.DELIVERED,
   failed: CallStatus.FAILED,

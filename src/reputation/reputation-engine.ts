@@ -1,3 +1,4 @@
+import { decidedDisputes } from "../skus/arbitration-dispute-settlement.js";
 import { In, LessThan, type DataSource, type EntityManager } from "typeorm";
 import { isUniqueViolation } from "../platform/db/errors.js";
 import type { Logger } from "../platform/log.js";
@@ -49,7 +50,8 @@ export async function computeReputation(m: EntityManager, agentId: string): Prom
     m.countBy(MarketJobEntity, { providerAgentId: agentId, state: In(["completed", "paid"]) }),
     m.countBy(MarketJobEntity, { providerAgentId: agentId, state: "failed" }),
   ]);
-  return { ...score, proofs, completedJobs, failedJobs, disputes: 0 };
+  const allJobIds = (await m.find(MarketJobEntity, { select: { jobId: true }, where: { providerAgentId: agentId } })).map((j) => j.jobId);
+  return { ...score, proofs, completedJobs, failedJobs, disputes: await decidedDisputes(m, allJobIds) };
 }
 
 export class ReputationEngine {

@@ -107,6 +107,8 @@ export function restRoutes(docs: DocumentHandlers): RestRoute[] {
     { kind: "rpc", method: "POST", path: "/a2a/jobs/{job_id}/complete", rpc: M.completeJob, auth: "bearer", tag: "marketplace", summary: "Complete a job (assigned provider)", response: unwrap("job") },
     { kind: "rpc", method: "GET", path: "/v1/admin/payouts", rpc: M.listPayouts, auth: "operator", tag: "marketplace", summary: "Payouts (operator)" },
     { kind: "rpc", method: "POST", path: "/v1/admin/payouts/{payout_id}/release", rpc: M.releasePayout, auth: "operator", tag: "marketplace", summary: "Release a payout (operator)" },
+    { kind: "rpc", method: "GET", path: "/v1/admin/disputes", rpc: M.listDisputes, auth: "operator", tag: "marketplace", summary: "Disputes (operator)" },
+    { kind: "rpc", method: "POST", path: "/v1/admin/disputes/{dispute_id}/decide", rpc: M.decideDispute, auth: "operator", tag: "marketplace", summary: "Decide a dispute: the operator panel's verdict" },
 
     // Witness program.
     { kind: "rpc", method: "POST", path: "/a2a/witness/enroll", rpc: W.enrollWitness, auth: "bearer", tag: "witness", summary: "Enroll as a witness" },

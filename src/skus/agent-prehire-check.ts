@@ -1,8 +1,6 @@
 import { z } from "zod";
-import type { EntityManager } from "typeorm";
 import { reputationScore } from "../reputation/reputation-score.js";
-import { ProofRecordEntity } from "../proof/proof-record.entity.js";
-import { PROOF_KIND } from "../proof/proof-recorder.js";
+import { disputeHistory } from "../arbitration/dispute-history.js";
 import { resolveSubject, SubjectText, unresolvedSubject, type AgentDirectory } from "./subject.js";
 import { settlementHistory } from "./settlement-history.js";
 import type { SkuHandler } from "./sku-handler.js";
@@ -14,15 +12,6 @@ import type { SkuHandler } from "./sku-handler.js";
 const Input = z.object({ subject: SubjectText }).loose();
 type Input = z.infer<typeof Input>;
 
-async function disputesAbout(manager: EntityManager, subject: string, wallet: string | undefined) {
-  const rows = await manager.findBy(ProofRecordEntity, { kind: PROOF_KIND.adjudicatedOutcome });
-  const about = rows
-    .map((r) => JSON.parse(r.bodyJson) as { subject?: string; provider?: string; verdict?: string })
-    .filter((b) => [b.subject, b.provider].some((x) => x && (x.toLowerCase() === subject.toLowerCase() || x.toLowerCase() === wallet?.toLowerCase())));
-  const count = (v: string) => about.filter((b) => b.verdict === v).length;
-  return { recorded: about.length, upheld: count("upheld"), overturned: count("overturned"), withdrawn: count("withdrawn") };
-}
-
 export function agentPrehireCheck(directory: AgentDirectory): SkuHandler<Input> {
   return {
     skuId: "agent.prehire-check",
@@ -32,7 +21,7 @@ export function agentPrehireCheck(directory: AgentDirectory): SkuHandler<Input> 
     async run(input, ctx) {
       const { subject: s, agent, wallet } = (await resolveSubject(directory, input.subject))!;
       const history = wallet ? await settlementHistory(ctx.manager, wallet) : undefined;
-      const disputes = await disputesAbout(ctx.manager, input.subject, wallet);
+      const disputes = await disputeHistory(ctx.manager, [input.subject, wallet, agent?.agentId, agent?.name]);
       const incidents: string[] = [];
       if (history?.refunded_payments) incidents.push(`${history.refunded_payments} paid call(s) refunded after the service failed`);
       if (history?.rejected_payments) incidents.push(`${history.rejected_payments} payment(s) rejected at verification`);

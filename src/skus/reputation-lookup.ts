@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { disputeHistory } from "../arbitration/dispute-history.js";
 import { reputationScore } from "../reputation/reputation-score.js";
 import { settlementHistory } from "./settlement-history.js";
 import type { AgentDirectory } from "./subject.js";
@@ -39,7 +40,7 @@ export function reputationLookup(directory: AgentDirectory, reputationOf?: Reput
           badge: r.badge,
           completed_jobs: r.completedJobs,
           failed_jobs: r.failedJobs,
-          disputes: { recorded: r.disputes },
+          disputes: await disputeHistory(ctx.manager, [agent.agentId, agent.name, agent.evmAddress]),
           trend: JSON.parse(r.trendJson) as number[],
           computed_at: ctx.now.toISOString(),
         };
@@ -55,7 +56,7 @@ export function reputationLookup(directory: AgentDirectory, reputationOf?: Reput
         badge: score.badge,
         completed_jobs: 0,
         failed_jobs: 0,
-        disputes: { recorded: 0 },
+        disputes: await disputeHistory(ctx.manager, [agent.agentId, agent.name, agent.evmAddress]),
         trend: [score.total],
         computed_at: ctx.now.toISOString(),
       };

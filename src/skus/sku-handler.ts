@@ -24,6 +24,13 @@ export interface SkuHandler<I = unknown> {
   readonly input: z.ZodType<I>;
   /** Resolves the subject before any charge; a returned reason means `insufficient_subject`. */
   precheck?(input: I, manager: EntityManager): Promise<string | undefined>;
+  /** Refuses a paying wallet before any charge (a returned reason means 403 `not_a_party`). */
+  authorize?(input: I, payer: string, manager: EntityManager): Promise<string | undefined>;
+  /**
+   * Present on SKUs whose deliverable is decided by the operator: once paid, the job waits in `awaiting`
+   * (no worker claims it) and this runs in the settlement's transaction.
+   */
+  awaitOperator?(manager: EntityManager, job: { jobId: string; payer: string; input: I; now: Date }): Promise<void>;
   /** Produces the deliverable; throws to fail the call (nothing is charged). */
   run(input: I, ctx: SkuContext): Promise<JsonObject>;
 }

@@ -1,5 +1,6 @@
 import type { SkuHandler } from "./sku-handler.js";
 import type { AgentDirectory } from "./subject.js";
+import { arbitrationDisputeSettlement } from "./arbitration-dispute-settlement.js";
 import { agentTrustBadge } from "./agent-trust-badge.js";
 import { agentPrehireCheck } from "./agent-prehire-check.js";
 import { attestationSingleUseSeal } from "./attestation-single-use-seal.js";
@@ -7,6 +8,6 @@ import { reputationLookup, type ReputationOf } from "./reputation-lookup.js";
 
 /** Every SKU with a real engine on this deployment; the rest are not sold (409 `service_unavailable`). */
 export function skuHandlers(directory: AgentDirectory, reputationOf?: ReputationOf): Map<string, SkuHandler<any>> {
-  const handlers: SkuHandler<any>[] = [agentTrustBadge(directory), agentPrehireCheck(directory), attestationSingleUseSeal(), reputationLookup(directory, reputationOf)];
+  const handlers: SkuHandler<any>[] = [agentTrustBadge(directory), agentPrehireCheck(directory), attestationSingleUseSeal(), reputationLookup(directory, reputationOf), arbitrationDisputeSettlement()];
   return new Map(handlers.map((h) => [h.skuId, h]));
 }

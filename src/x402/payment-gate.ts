@@ -1,7 +1,7 @@
 import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { getAddress, isAddress } from "viem";
-import type { DataSource } from "typeorm";
+import type { DataSource, EntityManager } from "typeorm";
 import { CallServiceResponseSchema, type CallServiceResponse } from "../../gen/svc/payment/v1/payment_service_pb.js";
 import { CallStatus, PaymentProofSchema, TrustEnvelopeSchema, type TrustEnvelope } from "../../gen/svc/payment/v1/payment_pb.js";
 import {
@@ -129,6 +129,9 @@ export class PaymentGate {
         "erc8004_identity",
       );
     }
+
+    const refusal = await handler.authorize?.(input, payer, this.d.ds.manager);
+    if (refusal) throw errors.permissionDenied("not_a_party", `${refusal}; nothing was charged`);
 
     for (let round = 0; round < 3; round++) {
       const claim = await this.d.store.claim({
@@ -334,9 +337,20 @@ export class PaymentGate {
         { account: ACCOUNTS.feeRevenue, amount: -fee },
         { account: ACCOUNTS.providerPayable(provider), amount: -payout },
       ]);
-      if (payment.jobId) await this.d.jobs.move(payment.jobId, ["queued"], "pending", {}, m);
+      if (payment.jobId) await this.releaseJob(m, payment.jobId);
       return stored;
     });
+  }
+
+  /** A paid job becomes claimable, or waits for the operator when its SKU is decided by one. */
+  private async releaseJob(m: EntityManager, jobId: string): Promise<void> {
+    const job = (await this.d.jobs.get(jobId, m))!;
+    const handler = this.d.handlers.get(job.skuId);
+    if (!handler?.awaitOperator) {
+      await this.d.jobs.move(jobId, ["queued"], "pending", {}, m);
+      return;
+    }
+    if (await this.d.jobs.move(jobId, ["queued"], "awaiting", {}, m)) await handler.awaitOperator(m, { jobId, payer: job.payer, input: JSON.parse(job.inputJson), now: new Date() });
   }
 
   private replay(existing: X402PaymentEntity, version: number, setHeader: (name: string, value: string) => void): CallServiceResponse {

@@ -5,6 +5,7 @@ import { ProofAnchorEntity, ProofRecordEntity } from "../../proof/proof-record.e
 import { AttestationEntity, WitnessEnrollmentEntity } from "../../witness/witness.entity.js";
 import { ReputationScoreEntity, SchedulerLeaseEntity } from "../../reputation/reputation.entity.js";
 import { LedgerEntryEntity, LedgerPostingEntity } from "../../ledger/ledger.entity.js";
+import { DisputeEntity } from "../../arbitration/dispute.entity.js";
 import { SealEntity } from "../../skus/seal.entity.js";
 import { AgentEntity } from "../../registry/agent.entity.js";
 import { StarterNoteEntity } from "../../registry/starter-note.entity.js";
@@ -16,4 +17,4 @@ import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } f
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
   MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
-  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity];
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity];

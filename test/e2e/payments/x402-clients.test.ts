@@ -12,17 +12,9 @@ import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
 
 // Off-the-shelf x402 clients, on their default settings, pay the dev chain (a Base Sepolia mirror).
 
-const json = { "content-type": "application/json" };
+import { pollResult } from "../../fixtures/results.js";
 
-async function pollResult(srv: TestServer, jobId: string): Promise<Record<string, any>> {
-  for (let i = 0; i < 200; i++) {
-    const res = await fetch(`${srv.url}/v1/services/result/${jobId}`);
-    const body = (await res.json()) as Record<string, any>;
-    if (body.status !== "pending") return body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("job never finished");
-}
+const json = { "content-type": "application/json" };
 
 function expectHashRule(deliverable: Record<string, unknown>, sha: string) {
   const text = typeof deliverable.content_markdown === "string" ? deliverable.content_markdown : canonicalJson(deliverable);

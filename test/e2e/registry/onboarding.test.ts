@@ -1,22 +1,18 @@
 import { expect } from "chai";
-import { createWalletClient, http, parseEventLogs, type Address } from "viem";
-import { baseSepolia } from "viem/chains";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { z } from "zod";
-import { IDENTITY_REGISTRY } from "../../../src/chain/artifacts.js";
-import { ERC8004_TESTNET_IDENTITY_REGISTRY } from "../../../src/config.js";
-import { LINK_DOMAIN_NAME, LINK_TYPES } from "../../../src/registry/onchain-identity.js";
 import { skuHandlers } from "../../../src/skus/sku-handlers.js";
 import { NO_AGENTS } from "../../../src/skus/subject.js";
 import type { SkuHandler } from "../../../src/skus/sku-handler.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
 import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
-import { bearer, registerAgent } from "../../fixtures/agents.js";
+import { registerAgent } from "../../fixtures/agents.js";
+import { IDENTITY_REGISTRY } from "../../../src/chain/artifacts.js";
+import { linkIdentity, mintIdentity as mintFor, REGISTRY, signLink, walletClient } from "../../fixtures/identity.js";
 
 const json = { "content-type": "application/json" };
-const REGISTRY = ERC8004_TESTNET_IDENTITY_REGISTRY as Address;
 
 // A state-mutating SKU stands in for the engine of a later issue: it only echoes the alert it was given.
 const echoAlert: SkuHandler<{ task: string }> = {
@@ -36,7 +32,7 @@ describe("ERC-8004 onboarding gate", function () {
   });
   after(() => srv.close());
 
-  const wallet = (b: Buyer) => createWalletClient({ account: b.account, chain: { ...baseSepolia, rpcUrls: { default: { http: [srv.chain.rpcUrl] } } }, transport: http(srv.chain.rpcUrl) });
+  const wallet = (b: Buyer) => walletClient(srv, b);
   const pay = (b: Buyer) =>
     wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(b.account)))(`${srv.url}/v1/services/oracle.alert-generator`, {
       method: "POST",
@@ -44,22 +40,9 @@ describe("ERC-8004 onboarding gate", function () {
       body: JSON.stringify({ task: "BTC above 100k" }),
     });
 
-  async function mintIdentity(b: Buyer): Promise<bigint> {
-    const hash = await wallet(b).writeContract({ address: REGISTRY, abi: IDENTITY_REGISTRY.abi, functionName: "register", args: ["https://example.com/agent.json"] });
-    const receipt = await srv.chain.publicClient.waitForTransactionReceipt({ hash });
-    const [ev] = parseEventLogs({ abi: IDENTITY_REGISTRY.abi, logs: receipt.logs, eventName: "Registered" }) as unknown as { args: { agentId: bigint } }[];
-    return ev!.args.agentId;
-  }
-
-  const sign = (b: Buyer, agentId: string, onchainAgentId: bigint, deadline: bigint) =>
-    b.account.signTypedData({ domain: { name: LINK_DOMAIN_NAME, version: "1", chainId: 84532 }, types: LINK_TYPES, primaryType: "LinkIdentity", message: { agentId, onchainAgentId, registry: REGISTRY, deadline } });
-
-  const link = (agent: { agent_id: string; api_key: string }, onchainAgentId: bigint, signature: string, deadline: bigint) =>
-    fetch(`${srv.url}/a2a/agents/${agent.agent_id}/identity`, {
-      method: "POST",
-      headers: bearer(agent.api_key),
-      body: JSON.stringify({ network: "eip155:84532", registry: REGISTRY, onchain_agent_id: onchainAgentId.toString(), signature, deadline: Number(deadline) }),
-    });
+  const mintIdentity = (b: Buyer) => mintFor(srv, b);
+  const sign = signLink;
+  const link = (agent: { agent_id: string; api_key: string }, onchainAgentId: bigint, signature: string, deadline: bigint) => linkIdentity(srv, agent, onchainAgentId, signature, deadline);
 
   it("refuses a gated SKU from a payer without a linked identity with 409 before any charge, then serves it once linked", async () => {
     const buyer = await newBuyer(srv);
@@ -73,7 +56,7 @@ describe("ERC-8004 onboarding gate", function () {
     const onchainId = await mintIdentity(buyer);
     const deadline = BigInt(Math.floor(Date.now() / 1000) + 600);
     const linked = await link(agent, onchainId, await sign(buyer, agent.agent_id, onchainId, deadline), deadline);
-    expect(linked.status).to.equal(200);
+    expect(linked.status, await linked.clone().text()).to.equal(200);
     expect(((await linked.json()) as { agent: { onchain_identity: string } }).agent.onchain_identity).to.equal(`eip155:84532:${REGISTRY}:${onchainId}`);
     const reg = (await (await fetch(`${srv.url}/a2a/agents/${agent.agent_id}/registration.json`)).json()) as { registrations: unknown[] };
     expect(reg.registrations).to.deep.equal([{ agentId: Number(onchainId), agentRegistry: `eip155:84532:${REGISTRY}` }]);

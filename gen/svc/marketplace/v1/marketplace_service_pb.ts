@@ -12,7 +12,189 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/marketplace/v1/marketplace_service.proto.
  */
 export const file_svc_marketplace_v1_marketplace_service: GenFile = /*@__PURE__*/
-  fileDesc("CixzdmMvbWFya2V0cGxhY2UvdjEvbWFya2V0cGxhY2Vfc2VydmljZS5wcm90bxISc3ZjLm1hcmtldHBsYWNlLnYxIrEBChRDcmVhdGVSZXF1ZXN0UmVxdWVzdBIVCg1jYXBhYmlsaXR5X2lkGAEgASgJEhgKEHRhc2tfZGVzY3JpcHRpb24YAiABKAkSGgoNYnVkZ2V0X2Ftb3VudBgDIAEoCUgAiAEBEgwKBHRhZ3MYBCADKAkSFgoOd2l0bmVzc19vcHRvdXQYBSABKAgSFAoMcmVxdWVzdGVyX2lkGAYgASgJQhAKDl9idWRnZXRfYW1vdW50IkUKFUNyZWF0ZVJlcXVlc3RSZXNwb25zZRIsCgdyZXF1ZXN0GAEgASgLMhsuc3ZjLm1hcmtldHBsYWNlLnYxLlJlcXVlc3QiZAoXTGlzdE9wZW5SZXF1ZXN0c1JlcXVlc3QSFQoNY2FwYWJpbGl0eV9pZBgBIAEoCRILCgN0YWcYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiYgoYTGlzdE9wZW5SZXF1ZXN0c1Jlc3BvbnNlEi0KCHJlcXVlc3RzGAEgAygLMhsuc3ZjLm1hcmtldHBsYWNlLnYxLlJlcXVlc3QSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIicKEUdldFJlcXVlc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkiQgoSR2V0UmVxdWVzdFJlc3BvbnNlEiwKB3JlcXVlc3QYASABKAsyGy5zdmMubWFya2V0cGxhY2UudjEuUmVxdWVzdCIqChRDYW5jZWxSZXF1ZXN0UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJIkUKFUNhbmNlbFJlcXVlc3RSZXNwb25zZRIsCgdyZXF1ZXN0GAEgASgLMhsuc3ZjLm1hcmtldHBsYWNlLnYxLlJlcXVlc3QivQEKEFN1Ym1pdEJpZFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIVCg1jYXBhYmlsaXR5X2lkGAIgASgJEhIKCmFnZW50X25hbWUYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhkKDHByaWNlX2Ftb3VudBgFIAEoCUgAiAEBEhgKC2V0YV9zZWNvbmRzGAYgASgFSAGIAQFCDwoNX3ByaWNlX2Ftb3VudEIOCgxfZXRhX3NlY29uZHMiOQoRU3VibWl0QmlkUmVzcG9uc2USJAoDYmlkGAEgASgLMhcuc3ZjLm1hcmtldHBsYWNlLnYxLkJpZCIiChBBY2NlcHRCaWRSZXF1ZXN0Eg4KBmJpZF9pZBgBIAEoCSI5ChFBY2NlcHRCaWRSZXNwb25zZRIkCgNqb2IYASABKAsyFy5zdmMubWFya2V0cGxhY2UudjEuSm9iIh8KDUdldEpvYlJlcXVlc3QSDgoGam9iX2lkGAEgASgJIjYKDkdldEpvYlJlc3BvbnNlEiQKA2pvYhgBIAEoCzIXLnN2Yy5tYXJrZXRwbGFjZS52MS5Kb2IiWgoSQ29tcGxldGVKb2JSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoCRIWCg5yZXN1bHRfc3VtbWFyeRgCIAEoCRIcChRkZWxpdmVyYWJsZV9tYXJrZG93bhgDIAEoCSI7ChNDb21wbGV0ZUpvYlJlc3BvbnNlEiQKA2pvYhgBIAEoCzIXLnN2Yy5tYXJrZXRwbGFjZS52MS5Kb2IiSgoSTGlzdFBheW91dHNSZXF1ZXN0Eg0KBXN0YXRlGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlsKE0xpc3RQYXlvdXRzUmVzcG9uc2USKwoHcGF5b3V0cxgBIAMoCzIaLnN2Yy5tYXJrZXRwbGFjZS52MS5QYXlvdXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIikKFFJlbGVhc2VQYXlvdXRSZXF1ZXN0EhEKCXBheW91dF9pZBgBIAEoCSJDChVSZWxlYXNlUGF5b3V0UmVzcG9uc2USKgoGcGF5b3V0GAEgASgLMhouc3ZjLm1hcmtldHBsYWNlLnYxLlBheW91dDL3BwoSTWFya2V0cGxhY2VTZXJ2aWNlEmYKDUNyZWF0ZVJlcXVlc3QSKC5zdmMubWFya2V0cGxhY2UudjEuQ3JlYXRlUmVxdWVzdFJlcXVlc3QaKS5zdmMubWFya2V0cGxhY2UudjEuQ3JlYXRlUmVxdWVzdFJlc3BvbnNlIgAScgoQTGlzdE9wZW5SZXF1ZXN0cxIrLnN2Yy5tYXJrZXRwbGFjZS52MS5MaXN0T3BlblJlcXVlc3RzUmVxdWVzdBosLnN2Yy5tYXJrZXRwbGFjZS52MS5MaXN0T3BlblJlcXVlc3RzUmVzcG9uc2UiA5ACARJgCgpHZXRSZXF1ZXN0EiUuc3ZjLm1hcmtldHBsYWNlLnYxLkdldFJlcXVlc3RSZXF1ZXN0GiYuc3ZjLm1hcmtldHBsYWNlLnYxLkdldFJlcXVlc3RSZXNwb25zZSIDkAIBEmYKDUNhbmNlbFJlcXVlc3QSKC5zdmMubWFya2V0cGxhY2UudjEuQ2FuY2VsUmVxdWVzdFJlcXVlc3QaKS5zdmMubWFya2V0cGxhY2UudjEuQ2FuY2VsUmVxdWVzdFJlc3BvbnNlIgASWgoJU3VibWl0QmlkEiQuc3ZjLm1hcmtldHBsYWNlLnYxLlN1Ym1pdEJpZFJlcXVlc3QaJS5zdmMubWFya2V0cGxhY2UudjEuU3VibWl0QmlkUmVzcG9uc2UiABJaCglBY2NlcHRCaWQSJC5zdmMubWFya2V0cGxhY2UudjEuQWNjZXB0QmlkUmVxdWVzdBolLnN2Yy5tYXJrZXRwbGFjZS52MS5BY2NlcHRCaWRSZXNwb25zZSIAElQKBkdldEpvYhIhLnN2Yy5tYXJrZXRwbGFjZS52MS5HZXRKb2JSZXF1ZXN0GiIuc3ZjLm1hcmtldHBsYWNlLnYxLkdldEpvYlJlc3BvbnNlIgOQAgESYAoLQ29tcGxldGVKb2ISJi5zdmMubWFya2V0cGxhY2UudjEuQ29tcGxldGVKb2JSZXF1ZXN0Gicuc3ZjLm1hcmtldHBsYWNlLnYxLkNvbXBsZXRlSm9iUmVzcG9uc2UiABJjCgtMaXN0UGF5b3V0cxImLnN2Yy5tYXJrZXRwbGFjZS52MS5MaXN0UGF5b3V0c1JlcXVlc3QaJy5zdmMubWFya2V0cGxhY2UudjEuTGlzdFBheW91dHNSZXNwb25zZSIDkAIBEmYKDVJlbGVhc2VQYXlvdXQSKC5zdmMubWFya2V0cGxhY2UudjEuUmVsZWFzZVBheW91dFJlcXVlc3QaKS5zdmMubWFya2V0cGxhY2UudjEuUmVsZWFzZVBheW91dFJlc3BvbnNlIgBiBnByb3RvMw", [file_svc_marketplace_v1_marketplace]);
+  fileDesc("CixzdmMvbWFya2V0cGxhY2UvdjEvbWFya2V0cGxhY2Vfc2VydmljZS5wcm90bxISc3ZjLm1hcmtldHBsYWNlLnYxIqsBCgdEaXNwdXRlEhIKCmRpc3B1dGVfaWQYASABKAkSDgoGam9iX2lkGAIgASgJEhYKDnNlcnZpY2Vfam9iX2lkGAMgASgJEhAKCGNsYWltYW50GAQgASgJEg0KBWNsYWltGAUgASgJEg0KBXN0YXRlGAYgASgJEg8KB3ZlcmRpY3QYByABKAkSEQoJcmF0aW9uYWxlGAggASgJEhAKCHByb29mX2lkGAkgASgJIiQKE0xpc3REaXNwdXRlc1JlcXVlc3QSDQoFc3RhdGUYASABKAkiRQoUTGlzdERpc3B1dGVzUmVzcG9uc2USLQoIZGlzcHV0ZXMYASADKAsyGy5zdmMubWFya2V0cGxhY2UudjEuRGlzcHV0ZSJOChREZWNpZGVEaXNwdXRlUmVxdWVzdBISCgpkaXNwdXRlX2lkGAEgASgJEg8KB3ZlcmRpY3QYAiABKAkSEQoJcmF0aW9uYWxlGAMgASgJIlwKFURlY2lkZURpc3B1dGVSZXNwb25zZRIsCgdkaXNwdXRlGAEgASgLMhsuc3ZjLm1hcmtldHBsYWNlLnYxLkRpc3B1dGUSFQoNcmVmdW5kX2Ftb3VudBgCIAEoCSKxAQoUQ3JlYXRlUmVxdWVzdFJlcXVlc3QSFQoNY2FwYWJpbGl0eV9pZBgBIAEoCRIYChB0YXNrX2Rlc2NyaXB0aW9uGAIgASgJEhoKDWJ1ZGdldF9hbW91bnQYAyABKAlIAIgBARIMCgR0YWdzGAQgAygJEhYKDndpdG5lc3Nfb3B0b3V0GAUgASgIEhQKDHJlcXVlc3Rlcl9pZBgGIAEoCUIQCg5fYnVkZ2V0X2Ftb3VudCJFChVDcmVhdGVSZXF1ZXN0UmVzcG9uc2USLAoHcmVxdWVzdBgBIAEoCzIbLnN2Yy5tYXJrZXRwbGFjZS52MS5SZXF1ZXN0ImQKF0xpc3RPcGVuUmVxdWVzdHNSZXF1ZXN0EhUKDWNhcGFiaWxpdHlfaWQYASABKAkSCwoDdGFnGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJImIKGExpc3RPcGVuUmVxdWVzdHNSZXNwb25zZRItCghyZXF1ZXN0cxgBIAMoCzIbLnN2Yy5tYXJrZXRwbGFjZS52MS5SZXF1ZXN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSInChFHZXRSZXF1ZXN0UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJIkIKEkdldFJlcXVlc3RSZXNwb25zZRIsCgdyZXF1ZXN0GAEgASgLMhsuc3ZjLm1hcmtldHBsYWNlLnYxLlJlcXVlc3QiKgoUQ2FuY2VsUmVxdWVzdFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCSJFChVDYW5jZWxSZXF1ZXN0UmVzcG9uc2USLAoHcmVxdWVzdBgBIAEoCzIbLnN2Yy5tYXJrZXRwbGFjZS52MS5SZXF1ZXN0Ir0BChBTdWJtaXRCaWRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSFQoNY2FwYWJpbGl0eV9pZBgCIAEoCRISCgphZ2VudF9uYW1lGAMgASgJEhQKDGRpc3BsYXlfbmFtZRgEIAEoCRIZCgxwcmljZV9hbW91bnQYBSABKAlIAIgBARIYCgtldGFfc2Vjb25kcxgGIAEoBUgBiAEBQg8KDV9wcmljZV9hbW91bnRCDgoMX2V0YV9zZWNvbmRzIjkKEVN1Ym1pdEJpZFJlc3BvbnNlEiQKA2JpZBgBIAEoCzIXLnN2Yy5tYXJrZXRwbGFjZS52MS5CaWQiIgoQQWNjZXB0QmlkUmVxdWVzdBIOCgZiaWRfaWQYASABKAkiOQoRQWNjZXB0QmlkUmVzcG9uc2USJAoDam9iGAEgASgLMhcuc3ZjLm1hcmtldHBsYWNlLnYxLkpvYiIfCg1HZXRKb2JSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoCSI2Cg5HZXRKb2JSZXNwb25zZRIkCgNqb2IYASABKAsyFy5zdmMubWFya2V0cGxhY2UudjEuSm9iIloKEkNvbXBsZXRlSm9iUmVxdWVzdBIOCgZqb2JfaWQYASABKAkSFgoOcmVzdWx0X3N1bW1hcnkYAiABKAkSHAoUZGVsaXZlcmFibGVfbWFya2Rvd24YAyABKAkiOwoTQ29tcGxldGVKb2JSZXNwb25zZRIkCgNqb2IYASABKAsyFy5zdmMubWFya2V0cGxhY2UudjEuSm9iIkoKEkxpc3RQYXlvdXRzUmVxdWVzdBINCgVzdGF0ZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJbChNMaXN0UGF5b3V0c1Jlc3BvbnNlEisKB3BheW91dHMYASADKAsyGi5zdmMubWFya2V0cGxhY2UudjEuUGF5b3V0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIpChRSZWxlYXNlUGF5b3V0UmVxdWVzdBIRCglwYXlvdXRfaWQYASABKAkiQwoVUmVsZWFzZVBheW91dFJlc3BvbnNlEioKBnBheW91dBgBIAEoCzIaLnN2Yy5tYXJrZXRwbGFjZS52MS5QYXlvdXQyxwkKEk1hcmtldHBsYWNlU2VydmljZRJmCg1DcmVhdGVSZXF1ZXN0Eiguc3ZjLm1hcmtldHBsYWNlLnYxLkNyZWF0ZVJlcXVlc3RSZXF1ZXN0Gikuc3ZjLm1hcmtldHBsYWNlLnYxLkNyZWF0ZVJlcXVlc3RSZXNwb25zZSIAEnIKEExpc3RPcGVuUmVxdWVzdHMSKy5zdmMubWFya2V0cGxhY2UudjEuTGlzdE9wZW5SZXF1ZXN0c1JlcXVlc3QaLC5zdmMubWFya2V0cGxhY2UudjEuTGlzdE9wZW5SZXF1ZXN0c1Jlc3BvbnNlIgOQAgESYAoKR2V0UmVxdWVzdBIlLnN2Yy5tYXJrZXRwbGFjZS52MS5HZXRSZXF1ZXN0UmVxdWVzdBomLnN2Yy5tYXJrZXRwbGFjZS52MS5HZXRSZXF1ZXN0UmVzcG9uc2UiA5ACARJmCg1DYW5jZWxSZXF1ZXN0Eiguc3ZjLm1hcmtldHBsYWNlLnYxLkNhbmNlbFJlcXVlc3RSZXF1ZXN0Gikuc3ZjLm1hcmtldHBsYWNlLnYxLkNhbmNlbFJlcXVlc3RSZXNwb25zZSIAEloKCVN1Ym1pdEJpZBIkLnN2Yy5tYXJrZXRwbGFjZS52MS5TdWJtaXRCaWRSZXF1ZXN0GiUuc3ZjLm1hcmtldHBsYWNlLnYxLlN1Ym1pdEJpZFJlc3BvbnNlIgASWgoJQWNjZXB0QmlkEiQuc3ZjLm1hcmtldHBsYWNlLnYxLkFjY2VwdEJpZFJlcXVlc3QaJS5zdmMubWFya2V0cGxhY2UudjEuQWNjZXB0QmlkUmVzcG9uc2UiABJUCgZHZXRKb2ISIS5zdmMubWFya2V0cGxhY2UudjEuR2V0Sm9iUmVxdWVzdBoiLnN2Yy5tYXJrZXRwbGFjZS52MS5HZXRKb2JSZXNwb25zZSIDkAIBEmAKC0NvbXBsZXRlSm9iEiYuc3ZjLm1hcmtldHBsYWNlLnYxLkNvbXBsZXRlSm9iUmVxdWVzdBonLnN2Yy5tYXJrZXRwbGFjZS52MS5Db21wbGV0ZUpvYlJlc3BvbnNlIgASYwoLTGlzdFBheW91dHMSJi5zdmMubWFya2V0cGxhY2UudjEuTGlzdFBheW91dHNSZXF1ZXN0Gicuc3ZjLm1hcmtldHBsYWNlLnYxLkxpc3RQYXlvdXRzUmVzcG9uc2UiA5ACARJmCg1SZWxlYXNlUGF5b3V0Eiguc3ZjLm1hcmtldHBsYWNlLnYxLlJlbGVhc2VQYXlvdXRSZXF1ZXN0Gikuc3ZjLm1hcmtldHBsYWNlLnYxLlJlbGVhc2VQYXlvdXRSZXNwb25zZSIAEmYKDExpc3REaXNwdXRlcxInLnN2Yy5tYXJrZXRwbGFjZS52MS5MaXN0RGlzcHV0ZXNSZXF1ZXN0Giguc3ZjLm1hcmtldHBsYWNlLnYxLkxpc3REaXNwdXRlc1Jlc3BvbnNlIgOQAgESZgoNRGVjaWRlRGlzcHV0ZRIoLnN2Yy5tYXJrZXRwbGFjZS52MS5EZWNpZGVEaXNwdXRlUmVxdWVzdBopLnN2Yy5tYXJrZXRwbGFjZS52MS5EZWNpZGVEaXNwdXRlUmVzcG9uc2UiAGIGcHJvdG8z", [file_svc_marketplace_v1_marketplace]);
+
+/**
+ * Dispute is a contested marketplace deliverable awaiting or carrying the operator panel's verdict.
+ *
+ * @generated from message svc.marketplace.v1.Dispute
+ */
+export type Dispute = Message<"svc.marketplace.v1.Dispute"> & {
+  /**
+   * Dispute id.
+   *
+   * @generated from field: string dispute_id = 1;
+   */
+  disputeId: string;
+
+  /**
+   * The marketplace job contested.
+   *
+   * @generated from field: string job_id = 2;
+   */
+  jobId: string;
+
+  /**
+   * The paid arbitration job that returns the verdict to the buyer.
+   *
+   * @generated from field: string service_job_id = 3;
+   */
+  serviceJobId: string;
+
+  /**
+   * Wallet that paid for the arbitration.
+   *
+   * @generated from field: string claimant = 4;
+   */
+  claimant: string;
+
+  /**
+   * The claim, as the buyer stated it.
+   *
+   * @generated from field: string claim = 5;
+   */
+  claim: string;
+
+  /**
+   * State (`open`, `decided`).
+   *
+   * @generated from field: string state = 6;
+   */
+  state: string;
+
+  /**
+   * Verdict once decided (`upheld`, `overturned`, `withdrawn`).
+   *
+   * @generated from field: string verdict = 7;
+   */
+  verdict: string;
+
+  /**
+   * The panel's rationale.
+   *
+   * @generated from field: string rationale = 8;
+   */
+  rationale: string;
+
+  /**
+   * Proof record of the verdict (kind 30129).
+   *
+   * @generated from field: string proof_id = 9;
+   */
+  proofId: string;
+};
+
+/**
+ * Describes the message svc.marketplace.v1.Dispute.
+ * Use `create(DisputeSchema)` to create a new message.
+ */
+export const DisputeSchema: GenMessage<Dispute> = /*@__PURE__*/
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 0);
+
+/**
+ * ListDisputesRequest filters disputes.
+ *
+ * @generated from message svc.marketplace.v1.ListDisputesRequest
+ */
+export type ListDisputesRequest = Message<"svc.marketplace.v1.ListDisputesRequest"> & {
+  /**
+   * Only this state; empty for all.
+   *
+   * @generated from field: string state = 1;
+   */
+  state: string;
+};
+
+/**
+ * Describes the message svc.marketplace.v1.ListDisputesRequest.
+ * Use `create(ListDisputesRequestSchema)` to create a new message.
+ */
+export const ListDisputesRequestSchema: GenMessage<ListDisputesRequest> = /*@__PURE__*/
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 1);
+
+/**
+ * ListDisputesResponse lists disputes, oldest first.
+ *
+ * @generated from message svc.marketplace.v1.ListDisputesResponse
+ */
+export type ListDisputesResponse = Message<"svc.marketplace.v1.ListDisputesResponse"> & {
+  /**
+   * Disputes.
+   *
+   * @generated from field: repeated svc.marketplace.v1.Dispute disputes = 1;
+   */
+  disputes: Dispute[];
+};
+
+/**
+ * Describes the message svc.marketplace.v1.ListDisputesResponse.
+ * Use `create(ListDisputesResponseSchema)` to create a new message.
+ */
+export const ListDisputesResponseSchema: GenMessage<ListDisputesResponse> = /*@__PURE__*/
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 2);
+
+/**
+ * DecideDisputeRequest is the operator panel's verdict.
+ *
+ * @generated from message svc.marketplace.v1.DecideDisputeRequest
+ */
+export type DecideDisputeRequest = Message<"svc.marketplace.v1.DecideDisputeRequest"> & {
+  /**
+   * Dispute id (path).
+   *
+   * @generated from field: string dispute_id = 1;
+   */
+  disputeId: string;
+
+  /**
+   * `upheld` (the deliverable failed the buyer: refunded), `overturned` (it stands) or `withdrawn`.
+   *
+   * @generated from field: string verdict = 2;
+   */
+  verdict: string;
+
+  /**
+   * Why, in words (published with the verdict).
+   *
+   * @generated from field: string rationale = 3;
+   */
+  rationale: string;
+};
+
+/**
+ * Describes the message svc.marketplace.v1.DecideDisputeRequest.
+ * Use `create(DecideDisputeRequestSchema)` to create a new message.
+ */
+export const DecideDisputeRequestSchema: GenMessage<DecideDisputeRequest> = /*@__PURE__*/
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 3);
+
+/**
+ * DecideDisputeResponse is the decided dispute.
+ *
+ * @generated from message svc.marketplace.v1.DecideDisputeResponse
+ */
+export type DecideDisputeResponse = Message<"svc.marketplace.v1.DecideDisputeResponse"> & {
+  /**
+   * The dispute with its verdict.
+   *
+   * @generated from field: svc.marketplace.v1.Dispute dispute = 1;
+   */
+  dispute?: Dispute | undefined;
+
+  /**
+   * Amount returned to the buyer's starter-credit note when upheld, atomic USDC units.
+   *
+   * @generated from field: string refund_amount = 2;
+   */
+  refundAmount: string;
+};
+
+/**
+ * Describes the message svc.marketplace.v1.DecideDisputeResponse.
+ * Use `create(DecideDisputeResponseSchema)` to create a new message.
+ */
+export const DecideDisputeResponseSchema: GenMessage<DecideDisputeResponse> = /*@__PURE__*/
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 4);
 
 /**
  * CreateRequestRequest is a new request.
@@ -68,7 +250,7 @@ export type CreateRequestRequest = Message<"svc.marketplace.v1.CreateRequestRequ
  * Use `create(CreateRequestRequestSchema)` to create a new message.
  */
 export const CreateRequestRequestSchema: GenMessage<CreateRequestRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 0);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 5);
 
 /**
  * CreateRequestResponse is the posted request.
@@ -89,7 +271,7 @@ export type CreateRequestResponse = Message<"svc.marketplace.v1.CreateRequestRes
  * Use `create(CreateRequestResponseSchema)` to create a new message.
  */
 export const CreateRequestResponseSchema: GenMessage<CreateRequestResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 1);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 6);
 
 /**
  * ListOpenRequestsRequest filters and pages open requests.
@@ -131,7 +313,7 @@ export type ListOpenRequestsRequest = Message<"svc.marketplace.v1.ListOpenReques
  * Use `create(ListOpenRequestsRequestSchema)` to create a new message.
  */
 export const ListOpenRequestsRequestSchema: GenMessage<ListOpenRequestsRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 2);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 7);
 
 /**
  * ListOpenRequestsResponse is a page of open requests.
@@ -159,7 +341,7 @@ export type ListOpenRequestsResponse = Message<"svc.marketplace.v1.ListOpenReque
  * Use `create(ListOpenRequestsResponseSchema)` to create a new message.
  */
 export const ListOpenRequestsResponseSchema: GenMessage<ListOpenRequestsResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 3);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 8);
 
 /**
  * GetRequestRequest names a request.
@@ -180,7 +362,7 @@ export type GetRequestRequest = Message<"svc.marketplace.v1.GetRequestRequest"> 
  * Use `create(GetRequestRequestSchema)` to create a new message.
  */
 export const GetRequestRequestSchema: GenMessage<GetRequestRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 4);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 9);
 
 /**
  * GetRequestResponse is the request.
@@ -201,7 +383,7 @@ export type GetRequestResponse = Message<"svc.marketplace.v1.GetRequestResponse"
  * Use `create(GetRequestResponseSchema)` to create a new message.
  */
 export const GetRequestResponseSchema: GenMessage<GetRequestResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 5);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 10);
 
 /**
  * CancelRequestRequest names the request to cancel.
@@ -222,7 +404,7 @@ export type CancelRequestRequest = Message<"svc.marketplace.v1.CancelRequestRequ
  * Use `create(CancelRequestRequestSchema)` to create a new message.
  */
 export const CancelRequestRequestSchema: GenMessage<CancelRequestRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 6);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 11);
 
 /**
  * CancelRequestResponse is the cancelled request.
@@ -243,7 +425,7 @@ export type CancelRequestResponse = Message<"svc.marketplace.v1.CancelRequestRes
  * Use `create(CancelRequestResponseSchema)` to create a new message.
  */
 export const CancelRequestResponseSchema: GenMessage<CancelRequestResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 7);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 12);
 
 /**
  * SubmitBidRequest is a bid.
@@ -299,7 +481,7 @@ export type SubmitBidRequest = Message<"svc.marketplace.v1.SubmitBidRequest"> & 
  * Use `create(SubmitBidRequestSchema)` to create a new message.
  */
 export const SubmitBidRequestSchema: GenMessage<SubmitBidRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 8);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 13);
 
 /**
  * SubmitBidResponse is the bid.
@@ -320,7 +502,7 @@ export type SubmitBidResponse = Message<"svc.marketplace.v1.SubmitBidResponse"> 
  * Use `create(SubmitBidResponseSchema)` to create a new message.
  */
 export const SubmitBidResponseSchema: GenMessage<SubmitBidResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 9);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 14);
 
 /**
  * AcceptBidRequest names the bid.
@@ -341,7 +523,7 @@ export type AcceptBidRequest = Message<"svc.marketplace.v1.AcceptBidRequest"> & 
  * Use `create(AcceptBidRequestSchema)` to create a new message.
  */
 export const AcceptBidRequestSchema: GenMessage<AcceptBidRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 10);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 15);
 
 /**
  * AcceptBidResponse is the assigned job.
@@ -362,7 +544,7 @@ export type AcceptBidResponse = Message<"svc.marketplace.v1.AcceptBidResponse"> 
  * Use `create(AcceptBidResponseSchema)` to create a new message.
  */
 export const AcceptBidResponseSchema: GenMessage<AcceptBidResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 11);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 16);
 
 /**
  * GetJobRequest names a job.
@@ -383,7 +565,7 @@ export type GetJobRequest = Message<"svc.marketplace.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 12);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 17);
 
 /**
  * GetJobResponse is the job.
@@ -404,7 +586,7 @@ export type GetJobResponse = Message<"svc.marketplace.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 13);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 18);
 
 /**
  * CompleteJobRequest completes a job.
@@ -439,7 +621,7 @@ export type CompleteJobRequest = Message<"svc.marketplace.v1.CompleteJobRequest"
  * Use `create(CompleteJobRequestSchema)` to create a new message.
  */
 export const CompleteJobRequestSchema: GenMessage<CompleteJobRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 14);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 19);
 
 /**
  * CompleteJobResponse is the completed job and its pending payout.
@@ -460,7 +642,7 @@ export type CompleteJobResponse = Message<"svc.marketplace.v1.CompleteJobRespons
  * Use `create(CompleteJobResponseSchema)` to create a new message.
  */
 export const CompleteJobResponseSchema: GenMessage<CompleteJobResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 15);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 20);
 
 /**
  * ListPayoutsRequest filters payouts.
@@ -495,7 +677,7 @@ export type ListPayoutsRequest = Message<"svc.marketplace.v1.ListPayoutsRequest"
  * Use `create(ListPayoutsRequestSchema)` to create a new message.
  */
 export const ListPayoutsRequestSchema: GenMessage<ListPayoutsRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 16);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 21);
 
 /**
  * ListPayoutsResponse is a page of payouts.
@@ -523,7 +705,7 @@ export type ListPayoutsResponse = Message<"svc.marketplace.v1.ListPayoutsRespons
  * Use `create(ListPayoutsResponseSchema)` to create a new message.
  */
 export const ListPayoutsResponseSchema: GenMessage<ListPayoutsResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 17);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 22);
 
 /**
  * ReleasePayoutRequest names a payout.
@@ -544,7 +726,7 @@ export type ReleasePayoutRequest = Message<"svc.marketplace.v1.ReleasePayoutRequ
  * Use `create(ReleasePayoutRequestSchema)` to create a new message.
  */
 export const ReleasePayoutRequestSchema: GenMessage<ReleasePayoutRequest> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 18);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 23);
 
 /**
  * ReleasePayoutResponse is the released payout.
@@ -565,7 +747,7 @@ export type ReleasePayoutResponse = Message<"svc.marketplace.v1.ReleasePayoutRes
  * Use `create(ReleasePayoutResponseSchema)` to create a new message.
  */
 export const ReleasePayoutResponseSchema: GenMessage<ReleasePayoutResponse> = /*@__PURE__*/
-  messageDesc(file_svc_marketplace_v1_marketplace_service, 19);
+  messageDesc(file_svc_marketplace_v1_marketplace_service, 24);
 
 /**
  * MarketplaceService lets registered agents delegate work through escrowed requests, bids and jobs.
@@ -675,6 +857,26 @@ export const MarketplaceService: GenService<{
     methodKind: "unary";
     input: typeof ReleasePayoutRequestSchema;
     output: typeof ReleasePayoutResponseSchema;
+  },
+  /**
+   * ListDisputes lists disputes paid for with arbitration.dispute-settlement; operator only (REST: GET /v1/admin/disputes).
+   *
+   * @generated from rpc svc.marketplace.v1.MarketplaceService.ListDisputes
+   */
+  listDisputes: {
+    methodKind: "unary";
+    input: typeof ListDisputesRequestSchema;
+    output: typeof ListDisputesResponseSchema;
+  },
+  /**
+   * DecideDispute records the operator panel's verdict, once (REST: POST /v1/admin/disputes/{dispute_id}/decide).
+   *
+   * @generated from rpc svc.marketplace.v1.MarketplaceService.DecideDispute
+   */
+  decideDispute: {
+    methodKind: "unary";
+    input: typeof DecideDisputeRequestSchema;
+    output: typeof DecideDisputeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_marketplace_v1_marketplace_service, 0);

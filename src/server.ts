@@ -44,6 +44,8 @@ import type { Badge } from "./fees/fee-engine.js";
 import { newId } from "./platform/ids.js";
 import os from "node:os";
 import { skuHandlers } from "./skus/sku-handlers.js";
+import { EnforcementRecorder } from "./proof/enforcement-recorder.js";
+import { domainSeparator } from "./x402/eip3009.js";
 import { ARBITRATION_SKU } from "./skus/arbitration-dispute-settlement.js";
 import type { SkuHandler } from "./skus/sku-handler.js";
 import { AgentStore } from "./registry/agent-store.js";
@@ -136,6 +138,7 @@ export function buildApp(deps: AppDeps) {
     resolveInFlight: async (p) => void (await reconciler.reconcile(p)),
     canRefund: refunder.available,
     isOnboarded: (payer) => identity.isOnboarded(ds.manager, payer),
+    enforcement: new EnforcementRecorder(ds, proofKey, domainSeparator({ ...chain.network.usdcDomain, chainId: chain.network.chainId, verifyingContract: chain.network.usdcAddress }), log),
     requestComp: (authorization) => comps.request(authorization),
   });
   const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { reputationScore } from "../reputation/reputation-score.js";
+import { scoreOf } from "./engine-score.js";
+import type { ReputationOf } from "./reputation-lookup.js";
 import { disputeHistory } from "../arbitration/dispute-history.js";
 import { resolveSubject, SubjectText, unresolvedSubject, type AgentDirectory } from "./subject.js";
 import { settlementHistory } from "./settlement-history.js";
@@ -12,7 +13,7 @@ import type { SkuHandler } from "./sku-handler.js";
 const Input = z.object({ subject: SubjectText }).loose();
 type Input = z.infer<typeof Input>;
 
-export function agentPrehireCheck(directory: AgentDirectory): SkuHandler<Input> {
+export function agentPrehireCheck(directory: AgentDirectory, reputationOf?: ReputationOf): SkuHandler<Input> {
   return {
     skuId: "agent.prehire-check",
     poweredBy: "svc-ledger/prehire-check",
@@ -26,8 +27,7 @@ export function agentPrehireCheck(directory: AgentDirectory): SkuHandler<Input> 
       if (history?.refunded_payments) incidents.push(`${history.refunded_payments} paid call(s) refunded after the service failed`);
       if (history?.rejected_payments) incidents.push(`${history.rejected_payments} payment(s) rejected at verification`);
       if (disputes.upheld) incidents.push(`${disputes.upheld} dispute(s) upheld against the subject`);
-      const proofs = history?.settled_payments ?? 0;
-      const score = reputationScore({ proofs, averageQuality: 0, distinctKinds: proofs > 0 ? 1 : 0, averageChainDepth: 0 }, agent !== undefined);
+      const score = await scoreOf(agent, reputationOf);
       const settled = history?.settled_payments ?? 0;
       return {
         subject: input.subject,
@@ -37,7 +37,7 @@ export function agentPrehireCheck(directory: AgentDirectory): SkuHandler<Input> 
         settlement_history: history ?? null,
         disputes: { ...disputes, dispute_rate: settled ? disputes.recorded / settled : 0 },
         flagged_incidents: incidents,
-        reputation: { score: score.total, badge: score.badge },
+        reputation: { score: score.score, badge: score.badge },
         sources: ["x402 payments settled by this service", "proof rail kind 30129 (adjudicated outcomes)"],
         report_time: ctx.now.toISOString(),
       };

@@ -1,15 +1,17 @@
 import { z } from "zod";
-import { reputationScore } from "../reputation/reputation-score.js";
+import { scoreOf } from "./engine-score.js";
+import type { ReputationOf } from "./reputation-lookup.js";
 import { resolveSubject, SubjectText, unresolvedSubject, type AgentDirectory } from "./subject.js";
 import { settlementHistory } from "./settlement-history.js";
 import type { SkuHandler } from "./sku-handler.js";
 
-// agent.trust-badge: a badge from verified settlement history only. No history: score 0, badge none.
+// agent.trust-badge: the reputation engine's badge and score for a registered agent; a wallet that is not one has
+// no verifiable work as a provider (score 0, badge none). The subject's own settled payments are reported alongside.
 
 const Input = z.object({ subject: SubjectText }).loose();
 type Input = z.infer<typeof Input>;
 
-export function agentTrustBadge(directory: AgentDirectory): SkuHandler<Input> {
+export function agentTrustBadge(directory: AgentDirectory, reputationOf?: ReputationOf): SkuHandler<Input> {
   return {
     skuId: "agent.trust-badge",
     poweredBy: "svc-ledger/trust-badge",
@@ -19,17 +21,17 @@ export function agentTrustBadge(directory: AgentDirectory): SkuHandler<Input> {
       const { agent, wallet } = (await resolveSubject(directory, input.subject))!;
       const history = wallet ? await settlementHistory(ctx.manager, wallet) : undefined;
       const proofs = history?.settled_payments ?? 0;
-      const score = reputationScore({ proofs, averageQuality: 0, distinctKinds: proofs > 0 ? 1 : 0, averageChainDepth: 0 }, agent !== undefined);
+      const score = await scoreOf(agent, reputationOf);
       return {
         subject: input.subject,
         wallet: wallet ?? null,
         registered: agent !== undefined,
         badge: score.badge,
-        score: score.total,
-        components: { volume: score.volume, quality: score.quality, diversity: score.diversity, chain_depth: score.chain_depth },
+        score: score.score,
+        components: score.components,
         settled_payments: proofs,
         settled_usd: history?.settled_usd ?? 0,
-        basis: "verified settlements of this service (proof kind 30120); quality counts only judged work, none is seeded",
+        basis: "the reputation engine: released marketplace jobs, witness verdicts on them and credited attestations; nothing is seeded. settled_* report the subject's paid calls (kind 30120)",
         computed_at: ctx.now.toISOString(),
       };
     },

@@ -18,7 +18,7 @@ type Input = z.infer<typeof Input>;
 const agentOf = (input: Input) => AGENT_IN_TASK.exec(input.task)![1]!;
 
 /** The reputation engine's stored view of an agent. */
-export type ReputationOf = (agentId: string) => Promise<{ score: number; badge: string; completedJobs: number; failedJobs: number; disputes: number; trendJson: string }>;
+export type ReputationOf = (agentId: string) => Promise<{ score: number; badge: string; componentsJson: string; completedJobs: number; failedJobs: number; disputes: number; trendJson: string }>;
 
 export function reputationLookup(directory: AgentDirectory, reputationOf?: ReputationOf): SkuHandler<Input> {
   return {

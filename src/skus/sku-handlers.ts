@@ -8,6 +8,6 @@ import { reputationLookup, type ReputationOf } from "./reputation-lookup.js";
 
 /** Every SKU with a real engine on this deployment; the rest are not sold (409 `service_unavailable`). */
 export function skuHandlers(directory: AgentDirectory, reputationOf?: ReputationOf): Map<string, SkuHandler<any>> {
-  const handlers: SkuHandler<any>[] = [agentTrustBadge(directory), agentPrehireCheck(directory), attestationSingleUseSeal(), reputationLookup(directory, reputationOf), arbitrationDisputeSettlement()];
+  const handlers: SkuHandler<any>[] = [agentTrustBadge(directory, reputationOf), agentPrehireCheck(directory, reputationOf), attestationSingleUseSeal(), reputationLookup(directory, reputationOf), arbitrationDisputeSettlement()];
   return new Map(handlers.map((h) => [h.skuId, h]));
 }

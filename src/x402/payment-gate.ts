@@ -15,6 +15,7 @@ import {
 } from "../../gen/svc/payment/v1/x402_pb.js";
 import type { SkuDefinition } from "../catalog/catalog-config.js";
 import type { Logger } from "../platform/log.js";
+import type { EnforcementRecorder } from "../proof/enforcement-recorder.js";
 import { errors, rpcError } from "../platform/rpc/errors.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import { ACCOUNTS, postEntry } from "../ledger/ledger.js";
@@ -64,6 +65,8 @@ export interface PaymentGateDeps {
   canRefund: boolean;
   /** Whether a payer controls a linked ERC-8004 identity (for onboarding-gated SKUs). */
   isOnboarded: (payer: string) => Promise<boolean>;
+  /** Records gate firings on the proof rail (kind 30014). */
+  enforcement?: EnforcementRecorder;
   /** Evaluates and grants the comped audit for the agent of an Authorization header. */
   requestComp: (authorization: string) => Promise<CompDecision>;
 }
@@ -122,7 +125,9 @@ export class PaymentGate {
       throw paymentError(Code.InvalidArgument, "payment_invalid", "invalid_payload: authorization.from or nonce is malformed", challengeFor("invalid_payload"));
     }
     const payer = getAddress(auth.from);
+    const fired = (gate: string, reason: string) => this.d.enforcement?.record({ gate, reason, skuId: sku.skuId, authorization: auth, signature: payload.payload!.signature });
     if (sku.onboardingRequired && !(await this.d.isOnboarded(payer))) {
+      await fired("erc8004_onboarding", "onboarding_required");
       throw errors.gateRefused(
         "onboarding_required",
         `${sku.skuId} changes state: the paying wallet ${payer} must control an ERC-8004 identity linked to a registered agent (POST /a2a/agents/{agent_id}/identity); nothing was charged`,
@@ -131,7 +136,10 @@ export class PaymentGate {
     }
 
     const refusal = await handler.authorize?.(input, payer, this.d.ds.manager);
-    if (refusal) throw errors.permissionDenied("not_a_party", `${refusal}; nothing was charged`);
+    if (refusal) {
+      await fired("party_check", "not_a_party");
+      throw errors.permissionDenied("not_a_party", `${refusal}; nothing was charged`);
+    }
 
     for (let round = 0; round < 3; round++) {
       const claim = await this.d.store.claim({

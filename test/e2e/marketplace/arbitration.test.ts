@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { accountBalance, ACCOUNTS } from "../../../src/ledger/ledger.js";
+import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
 import { bearer, registerAgent, type RegisteredAgent } from "../../fixtures/agents.js";
 import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
@@ -74,6 +75,8 @@ describe("arbitration.dispute-settlement: operator panel verdicts, refunds, disp
     expect(refused.status).to.equal(403);
     expect(refused.body.error.code).to.equal("not_a_party");
     expect(await usdcBalance(srv, stranger.address)).to.equal(strangerBefore);
+    const firing = (await srv.ds.manager.findBy(ProofRecordEntity, { kind: 30014 })).map((r) => JSON.parse(r.bodyJson)).find((b) => b.subject === stranger.address);
+    expect(firing).to.include({ gate: "party_check", reason: "not_a_party", sku_id: "arbitration.dispute-settlement" });
     expect(await usdcBalance(srv, buyer.address)).to.equal(before);
   });
 
@@ -147,7 +150,8 @@ describe("arbitration.dispute-settlement: operator panel verdicts, refunds, disp
     await expectLedgerConsistent(srv.ds);
 
     const lookup = await payFrom(buyer)(`${srv.url}/v1/services/reputation.lookup`, { method: "POST", headers: json, body: JSON.stringify({ task: `agent_id: ${provider.name}` }) });
-    const history = ((await lookup.json()) as Json).deliverable.disputes; // with the previous test's upheld verdict
+    const looked = ((await lookup.json()) as Json).deliverable;
+    const history = looked.disputes; // with the previous test's upheld verdict
     expect(history).to.include({ recorded: 3, upheld: 2, overturned: 1, withdrawn: 0 });
     expect(history.recent[0]).to.include({ job_id: jobId, verdict: "upheld" });
 
@@ -155,6 +159,12 @@ describe("arbitration.dispute-settlement: operator panel verdicts, refunds, disp
     const report = await pollResult(srv, ((await prehire.json()) as Json).job_id);
     expect(report.deliverable.disputes).to.include({ recorded: 3, upheld: 2, overturned: 1 });
     expect(report.deliverable.flagged_incidents.join(" ")).to.contain("2 dispute(s) upheld");
+    // One engine behind every read: the badge SKU, prehire and the reputation route agree with reputation.lookup.
+    const badge = await payFrom(buyer)(`${srv.url}/v1/services/agent.trust-badge`, { method: "POST", headers: json, body: JSON.stringify({ subject: provider.name }) });
+    const badged = ((await badge.json()) as Json).deliverable;
+    expect(looked.score).to.be.greaterThan(0);
+    expect(badged).to.include({ score: looked.score, badge: looked.badge, registered: true });
+    expect(report.deliverable.reputation).to.deep.equal({ score: looked.score, badge: looked.badge });
   });
 
   it("parallel verdicts on one dispute: exactly one is recorded and the refund is paid once", async () => {

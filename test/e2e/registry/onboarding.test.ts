@@ -7,7 +7,8 @@ import { skuHandlers } from "../../../src/skus/sku-handlers.js";
 import { NO_AGENTS } from "../../../src/skus/subject.js";
 import type { SkuHandler } from "../../../src/skus/sku-handler.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
-import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
+import { b64, challengeOf, newBuyer, paidPost, signV2Payment, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
+import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
 import { registerAgent } from "../../fixtures/agents.js";
 import { IDENTITY_REGISTRY } from "../../../src/chain/artifacts.js";
 import { linkIdentity, mintIdentity as mintFor, REGISTRY, signLink, walletClient } from "../../fixtures/identity.js";
@@ -71,6 +72,24 @@ describe("ERC-8004 onboarding gate", function () {
     const hash = await wallet(buyer).writeContract({ address: REGISTRY, abi: IDENTITY_REGISTRY.abi, functionName: "transferFrom", args: [buyer.address, stranger, onchainId] });
     await srv.chain.publicClient.waitForTransactionReceipt({ hash });
     expect((await pay(buyer)).status).to.equal(409);
+  });
+
+  it("records each gate firing as an enforcement proof (kind 30014) once per payer and hour, never for a forged payer", async () => {
+    const firings = async (subject: string) =>
+      (await srv.ds.manager.findBy(ProofRecordEntity, { kind: 30014 })).map((r) => JSON.parse(r.bodyJson) as Record<string, unknown>).filter((b) => b.subject === subject);
+    const buyer = await newBuyer(srv);
+    expect((await pay(buyer)).status).to.equal(409);
+    expect((await pay(buyer)).status).to.equal(409);
+    const recorded = await firings(buyer.address);
+    expect(recorded).to.have.length(1);
+    expect(recorded[0]).to.include({ gate: "erc8004_onboarding", reason: "onboarding_required", sku_id: "oracle.alert-generator", action: "refused", charged: false });
+
+    // An authorization naming a victim's wallet but signed by another key is refused and puts nobody on the rail.
+    const victim = await newBuyer(srv);
+    const accepted = (await challengeOf(srv, "oracle.alert-generator", { task: "x" })).accepts[0];
+    const forged = await signV2Payment(victim, accepted, { signer: buyer.account });
+    expect((await paidPost(srv, "oracle.alert-generator", { task: "x" }, b64(forged))).status).to.equal(409);
+    expect(await firings(victim.address)).to.have.length(0);
   });
 
   it("refuses links not signed by the identity's controller, expired or far-off deadlines, and a second agent for one identity", async () => {

@@ -120,7 +120,8 @@ export function buildApp(deps: AppDeps) {
       .map((a) => a.toLowerCase()),
   );
   const comps = new CompService(ds, agents, chain, internalWallets);
-  const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents), (agentId) => reputationEngine.current(agentId));
+  const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
+  const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents), (agentId) => reputationEngine.current(agentId), safeFetch);
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
   const gate: PaymentGate = new PaymentGate({
@@ -150,7 +151,6 @@ export function buildApp(deps: AppDeps) {
   const anchorer = anchorSender && new ProofAnchorer(ds, chain, anchorSender, proofKey, log, { batchSize: config.anchorBatchSize, maxWaitMs: config.anchorMaxWaitMs });
   const proofs = new ProofServiceImpl(ds, proofKey, anchorer && { address: anchorer.address, network: chain.network.caip2 });
   const box = new SecretBox(config.webhookSecretKey);
-  const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
   const registry = new RegistryServiceImpl({
     ds,
     agents,

@@ -46,6 +46,14 @@ export function checkUrl(raw: string, policy: SafeFetchPolicy): URL {
   return url;
 }
 
+/** checkUrl, plus a literal IP address must be public (names are checked when they resolve). Throws UnsafeUrlError. */
+export function checkTarget(raw: string, policy: SafeFetchPolicy): URL {
+  const url = checkUrl(raw, policy);
+  const literal = url.hostname.replace(/^\[|\]$/g, "");
+  if (ipaddr.isValid(literal) && !allowed(url, policy) && !publicAddress(literal)) throw new UnsafeUrlError(`${literal} is not a public address`);
+  return url;
+}
+
 function allowed(url: URL, policy: SafeFetchPolicy): boolean {
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   const host = url.hostname.replace(/^\[|\]$/g, "");
@@ -66,41 +74,59 @@ function guardedLookup(url: URL, policy: SafeFetchPolicy): LookupFunction {
   };
 }
 
+export interface SafeRequest {
+  method: "GET" | "HEAD" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs?: number;
+  maxBytes?: number;
+}
+
+export interface SafeFullResponse extends SafeResponse {
+  headers: Record<string, string | string[] | undefined>;
+}
+
 /** POSTs `body` to an agent-supplied URL under the policy; resolves with the status (never follows redirects). */
 export function safePost(raw: string, body: string, headers: Record<string, string>, policy: SafeFetchPolicy, timeoutMs = 5_000, maxBytes = 64 * 1024): Promise<SafeResponse> {
-  const url = checkUrl(raw, policy);
-  const literal = url.hostname.replace(/^\[|\]$/g, "");
-  if (ipaddr.isValid(literal) && !allowed(url, policy) && !publicAddress(literal)) return Promise.reject(new UnsafeUrlError(`${literal} is not a public address`));
+  return safeRequest(raw, { method: "POST", headers, body, timeoutMs, maxBytes }, policy);
+}
+
+/** One request to an agent-supplied URL under the policy; never follows redirects (callers re-check each hop). */
+export function safeRequest(raw: string, r: SafeRequest, policy: SafeFetchPolicy): Promise<SafeFullResponse> {
+  const { timeoutMs = 5_000, maxBytes = 64 * 1024 } = r;
+  let url: URL;
+  try {
+    url = checkTarget(raw, policy);
+  } catch (err) {
+    return Promise.reject(err);
+  }
   const mod = url.protocol === "https:" ? https : http;
+  const headers = r.body === undefined ? { ...r.headers } : { ...r.headers, "content-length": Buffer.byteLength(r.body) };
   return new Promise((resolve, reject) => {
     // One deadline for the whole exchange (a trickling server cannot hold it open), and the promise
     // settles on every path: end, error, or the response closed early after the size cap.
     const deadline = setTimeout(() => req.destroy(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
-    const req = mod.request(
-      url,
-      { method: "POST", headers: { ...headers, "content-length": Buffer.byteLength(body) }, lookup: guardedLookup(url, policy), timeout: timeoutMs },
-      (res) => {
-        let size = 0;
-        const chunks: Buffer[] = [];
-        const done = () => {
-          clearTimeout(deadline);
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") });
-        };
-        res.on("data", (c: Buffer) => {
-          size += c.length;
-          if (size <= maxBytes) chunks.push(c);
-          else res.destroy();
-        });
-        res.on("end", done);
-        res.on("close", done);
-        res.on("error", () => done());
-      },
-    );
+    const req = mod.request(url, { method: r.method, headers, lookup: guardedLookup(url, policy), timeout: timeoutMs }, (res) => {
+      let size = 0;
+      const chunks: Buffer[] = [];
+      const done = () => {
+        clearTimeout(deadline);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") });
+      };
+      res.on("data", (c: Buffer) => {
+        size += c.length;
+        if (size <= maxBytes) chunks.push(c);
+        else res.destroy();
+      });
+      res.on("end", done);
+      res.on("close", done);
+      res.on("error", () => done());
+    });
     req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on("error", (err) => {
       clearTimeout(deadline);
       reject(err);
     });
-    req.end(body);
+    req.end(r.body);
   });
 }

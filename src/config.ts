@@ -47,6 +47,10 @@ const EnvSchema = z.object({
   WEBHOOK_BACKOFF_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
   WEBHOOK_RETRY_HOURS: z.coerce.number().min(0.001).max(720).default(24),
   SAFE_FETCH_ALLOW: z.string().default(""),
+  MARKET_COINBASE_URL: z.url().default("https://api.exchange.coinbase.com"),
+  MARKET_KRAKEN_URL: z.url().default("https://api.kraken.com"),
+  MARKET_BINANCE_URL: z.url().default("https://api.binance.com"),
+  PRICE_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(5),
   INTERNAL_WALLETS: z.string().default(""),
   IDENTITY_REGISTRY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   OPERATOR_API_KEY: z.string().min(16).optional(),
@@ -105,6 +109,10 @@ export interface Config {
   webhookRetryMs: number;
   /** Hosts (`host` or `host:port`) that callbacks may use even when they resolve to private addresses. */
   safeFetchAllow: string[];
+  /** Base URLs of the public exchange APIs the market-data SKUs read. */
+  marketVenueUrls: { coinbase: string; kraken: string; binance: string };
+  /** How long a venue price read is reused. */
+  priceCacheMs: number;
   /** Extra wallets the service itself uses, refused as payout wallets. */
   internalWallets: string[];
   /** ERC-8004 Identity Registry; the dev chain places one at the testnet address. */
@@ -180,6 +188,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookBackoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
     webhookRetryMs: Math.round(e.WEBHOOK_RETRY_HOURS * 3_600_000),
     safeFetchAllow: e.SAFE_FETCH_ALLOW.split(",").map((h) => h.trim()).filter(Boolean),
+    marketVenueUrls: { coinbase: e.MARKET_COINBASE_URL, kraken: e.MARKET_KRAKEN_URL, binance: e.MARKET_BINANCE_URL },
+    priceCacheMs: Math.round(e.PRICE_CACHE_SECONDS * 1000),
     internalWallets: e.INTERNAL_WALLETS.split(",").map((h) => h.trim()).filter(Boolean),
     identityRegistryAddress: (e.IDENTITY_REGISTRY_ADDRESS ?? ERC8004_TESTNET_IDENTITY_REGISTRY) as `0x${string}`,
     operatorApiKey: e.OPERATOR_API_KEY,

@@ -44,6 +44,7 @@ import type { Badge } from "./fees/fee-engine.js";
 import { newId } from "./platform/ids.js";
 import os from "node:os";
 import { skuHandlers } from "./skus/sku-handlers.js";
+import { VenueClient } from "./market-data/venues.js";
 import { EnforcementRecorder } from "./proof/enforcement-recorder.js";
 import { domainSeparator } from "./x402/eip3009.js";
 import { ARBITRATION_SKU } from "./skus/arbitration-dispute-settlement.js";
@@ -121,7 +122,8 @@ export function buildApp(deps: AppDeps) {
   );
   const comps = new CompService(ds, agents, chain, internalWallets);
   const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
-  const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents), (agentId) => reputationEngine.current(agentId), safeFetch);
+  const outbound = { policy: safeFetch, venues: new VenueClient(config.marketVenueUrls, safeFetch), priceCacheMs: config.priceCacheMs };
+  const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents), (agentId) => reputationEngine.current(agentId), outbound);
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
   const gate: PaymentGate = new PaymentGate({

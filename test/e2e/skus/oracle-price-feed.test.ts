@@ -1,0 +1,102 @@
+import { expect } from "chai";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
+import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
+import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+
+type Json = Record<string, any>;
+const json = { "content-type": "application/json" };
+
+// Three exchanges on loopback, answering in each venue's documented format, errors included.
+function venues(): Promise<http.Server & { reads: string[] }> {
+  const reads: string[] = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url!, "http://x");
+    reads.push(url.pathname + url.search);
+    const send = (status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(typeof body === "string" ? body : JSON.stringify(body));
+    if (url.pathname === "/coinbase/products/BTC-USD/ticker") return send(200, { ask: "97012.35", bid: "97010.01", volume: "8123.1", trade_id: 7781, price: "97011.50", size: "0.01", time: "2026-11-22T01:00:00.000Z" });
+    if (url.pathname === "/coinbase/products/ETH-USD/ticker") return send(200, { price: "not-a-number" });
+    if (url.pathname.startsWith("/coinbase/products/")) return send(404, { message: "NotFound" });
+    if (url.pathname === "/kraken/0/public/Ticker") {
+      if (url.searchParams.get("pair") === "XBTUSD") return send(200, { error: [], result: { XXBTZUSD: { a: ["97015.10000", "1", "1.000"], b: ["97014.90000", "2", "2.000"], c: ["97015.00000", "0.0012"], v: ["1", "2"] } } });
+      return send(200, { error: ["EQuery:Unknown asset pair"] });
+    }
+    if (url.pathname === "/binance/api/v3/ticker/price") {
+      if (url.searchParams.get("symbol") === "BTCUSDT") return send(200, { symbol: "BTCUSDT", price: "97008.42000000" });
+      if (url.searchParams.get("symbol") === "DOGEUSDT") return send(429, { code: -1003, msg: "Too many requests" });
+      return send(400, { code: -1121, msg: "Invalid symbol." });
+    }
+    send(404, "<html>not an API</html>");
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(Object.assign(server, { reads }))));
+}
+
+describe("oracle.price-feed: one pair on one venue, read from the venue's public API and cited", function () {
+  this.timeout(60_000);
+  let srv: TestServer;
+  let venue: Awaited<ReturnType<typeof venues>>;
+  let buyer: Buyer;
+  before(async () => {
+    venue = await venues();
+    const port = (venue.address() as AddressInfo).port;
+    const base = `http://127.0.0.1:${port}`;
+    srv = await startTestServer({
+      SAFE_FETCH_ALLOW: `127.0.0.1:${port}`,
+      MARKET_COINBASE_URL: `${base}/coinbase`,
+      MARKET_KRAKEN_URL: `${base}/kraken`,
+      MARKET_BINANCE_URL: `${base}/binance`,
+      PRICE_CACHE_SECONDS: "60",
+    });
+    buyer = await newBuyer(srv);
+  });
+  after(async () => {
+    await srv.close();
+    venue.close();
+  });
+
+  const pay = async (body: unknown) => {
+    const res = await wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(buyer.account)))(`${srv.url}/v1/services/oracle.price-feed`, { method: "POST", headers: json, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+
+  it("reads each venue in its own format and cites the read; a repeat within the cache window is served from the cache", async () => {
+    const before = await usdcBalance(srv, buyer.address);
+    const cb = await pay({ pair: "btc-usd", venue: "coinbase" });
+    expect(cb.body.deliverable).to.include({ pair: "BTC-USD", venue: "coinbase", venue_symbol: "BTC-USD", price: "97011.50", bid: "97010.01", ask: "97012.35" });
+    expect(cb.body.deliverable.source).to.include({ venue: "coinbase", venue_time: "2026-11-22T01:00:00.000Z", cached: false });
+    expect(cb.body.deliverable.source.endpoint).to.match(/\/coinbase\/products\/BTC-USD\/ticker$/);
+    const kr = await pay({ pair: "BTC/USD", venue: "kraken" });
+    expect(kr.body.deliverable).to.include({ venue: "kraken", venue_symbol: "XXBTZUSD", price: "97015.00000", bid: "97014.90000", ask: "97015.10000" });
+    const bn = await pay({ pair: "BTC-USD", venue: "binance" });
+    expect(bn.body.deliverable).to.include({ venue: "binance", venue_symbol: "BTCUSDT", price: "97008.42000000" });
+    expect(bn.body.deliverable.note).to.contain("USDT");
+
+    const readsBefore = venue.reads.length;
+    const again = await pay({ pair: "BTC-USD" }); // coinbase is the default venue
+    expect(again.body.deliverable.source.cached).to.equal(true);
+    expect(again.body.deliverable.price).to.equal("97011.50");
+    expect(venue.reads.length).to.equal(readsBefore);
+    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 4n * 20_000n);
+    await expectLedgerConsistent(srv.ds);
+  });
+
+  it("charges nothing when the venue refuses, rate-limits or answers garbage", async () => {
+    const before = await usdcBalance(srv, buyer.address);
+    for (const body of [{ pair: "FOO-USD", venue: "coinbase" }, { pair: "ETH-USD", venue: "coinbase" }, { pair: "FOO-USD", venue: "kraken" }, { pair: "FOO-USD", venue: "binance" }, { pair: "DOGE-USD", venue: "binance" }]) {
+      const res = await pay(body);
+      expect(res.status, JSON.stringify(body)).to.not.equal(200);
+    }
+    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+  });
+
+  it("refuses bad input before any challenge", async () => {
+    for (const body of [{}, { pair: "BTCUSD" }, { pair: "BTC-USD", venue: "ftx" }, { pair: 7 }]) {
+      const res = await fetch(`${srv.url}/v1/services/oracle.price-feed`, { method: "POST", headers: json, body: JSON.stringify(body) });
+      expect(res.status, JSON.stringify(body)).to.equal(400);
+      expect(res.headers.get("payment-required")).to.equal(null);
+    }
+  });
+});

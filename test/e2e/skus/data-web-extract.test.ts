@@ -1,11 +1,9 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
-import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
+import type { TestServer } from "../../fixtures/test-server.js";
+import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
+import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
 
 type Json = Record<string, any>;
@@ -22,38 +20,28 @@ const ARTICLE = `<!doctype html><html><head><title>Settling agent payments | Exa
 <p>Receipts are published as proof records, each one signed and anchored in a Merkle batch, so a third party can check them without trusting the operator.</p>
 </article><footer>© Example News. <a href="/privacy">Privacy</a></footer></body></html>`;
 
-function site(): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
+const site: http.RequestListener = (req, res) => {
     if (req.url === "/article") return res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ARTICLE);
     if (req.url === "/short-link") return res.writeHead(302, { location: "/article" }).end();
     if (req.url === "/data.json") return res.writeHead(200, { "content-type": "application/json" }).end("{}");
     if (req.url === "/empty") return res.writeHead(200, { "content-type": "text/html" }).end("<html><body></body></html>");
     if (req.url === "/to-private") return res.writeHead(302, { location: "http://10.1.2.3/" }).end();
     res.writeHead(404).end("not found");
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
+};
 
 describe("data.web-extract: main content of one URL as Markdown, with its source", function () {
   this.timeout(60_000);
+  let up: UpstreamSetup;
   let srv: TestServer;
-  let target: http.Server;
   let base: string;
   let buyer: Buyer;
   before(async () => {
-    target = await site();
-    const port = (target.address() as AddressInfo).port;
-    base = `http://127.0.0.1:${port}`;
-    srv = await startTestServer({ SAFE_FETCH_ALLOW: `127.0.0.1:${port}` });
-    buyer = await newBuyer(srv);
+    up = await withUpstream(site);
+    ({ srv, base, buyer } = up);
   });
-  after(async () => {
-    await srv.close();
-    target.close();
-  });
+  after(() => up.close());
 
-  const pay = (body: unknown) =>
-    wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(buyer.account)))(`${srv.url}/v1/services/data.web-extract`, { method: "POST", headers: json, body: JSON.stringify(body) });
+  const pay = (body: unknown) => up.pay("data.web-extract", body);
 
   it("extracts the article (not the navigation, sidebar or footer) behind a redirect, with the hash rule and provenance", async () => {
     const before = await usdcBalance(srv, buyer.address);

@@ -1,18 +1,15 @@
 import { expect } from "chai";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
-import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
+import type { TestServer } from "../../fixtures/test-server.js";
+import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
+import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
 
 type Json = Record<string, any>;
 const json = { "content-type": "application/json" };
 
-// A site on loopback (allowlisted for this test only) with every case a link checker meets.
-function site(): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
+// A site on loopback with every case a link checker meets.
+const site: http.RequestListener = (req, res) => {
     const path = req.url ?? "/";
     if (path === "/ok") return res.writeHead(200, { "content-type": "text/html" }).end(req.method === "HEAD" ? undefined : "<p>ok</p>");
     if (path === "/gone") return res.writeHead(404).end();
@@ -22,30 +19,21 @@ function site(): Promise<http.Server> {
     if (path === "/to-metadata") return res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
     if (path === "/reset") return req.socket.destroy();
     res.writeHead(500).end();
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
+};
 
 describe("ops.link-integrity: HEAD/GET every URL, PASS/FAIL with status codes and redirects", function () {
   this.timeout(60_000);
+  let up: UpstreamSetup;
   let srv: TestServer;
-  let target: http.Server;
   let base: string;
   let buyer: Buyer;
   before(async () => {
-    target = await site();
-    const port = (target.address() as AddressInfo).port;
-    base = `http://127.0.0.1:${port}`;
-    srv = await startTestServer({ SAFE_FETCH_ALLOW: `127.0.0.1:${port}` });
-    buyer = await newBuyer(srv);
+    up = await withUpstream(site);
+    ({ srv, base, buyer } = up);
   });
-  after(async () => {
-    await srv.close();
-    target.close();
-  });
+  after(() => up.close());
 
-  const pay = (body: unknown) =>
-    wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(buyer.account)))(`${srv.url}/v1/services/ops.link-integrity`, { method: "POST", headers: json, body: JSON.stringify(body) });
+  const pay = (body: unknown) => up.pay("ops.link-integrity", body);
 
   it("checks every URL of the task and of `urls` once, and reports each with its status code, method and redirects", async () => {
     const before = await usdcBalance(srv, buyer.address);

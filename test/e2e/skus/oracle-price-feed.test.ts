@@ -1,19 +1,16 @@
 import { expect } from "chai";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
-import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
+import type { TestServer } from "../../fixtures/test-server.js";
+import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
+import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
 
 type Json = Record<string, any>;
 const json = { "content-type": "application/json" };
 
 // Three exchanges on loopback, answering in each venue's documented format, errors included.
-function venues(): Promise<http.Server & { reads: string[] }> {
-  const reads: string[] = [];
-  const server = http.createServer((req, res) => {
+const reads: string[] = [];
+const venues: http.RequestListener = (req, res) => {
     const url = new URL(req.url!, "http://x");
     reads.push(url.pathname + url.search);
     const send = (status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(typeof body === "string" ? body : JSON.stringify(body));
@@ -30,35 +27,21 @@ function venues(): Promise<http.Server & { reads: string[] }> {
       return send(400, { code: -1121, msg: "Invalid symbol." });
     }
     send(404, "<html>not an API</html>");
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(Object.assign(server, { reads }))));
-}
+};
 
 describe("oracle.price-feed: one pair on one venue, read from the venue's public API and cited", function () {
   this.timeout(60_000);
+  let up: UpstreamSetup;
   let srv: TestServer;
-  let venue: Awaited<ReturnType<typeof venues>>;
   let buyer: Buyer;
   before(async () => {
-    venue = await venues();
-    const port = (venue.address() as AddressInfo).port;
-    const base = `http://127.0.0.1:${port}`;
-    srv = await startTestServer({
-      SAFE_FETCH_ALLOW: `127.0.0.1:${port}`,
-      MARKET_COINBASE_URL: `${base}/coinbase`,
-      MARKET_KRAKEN_URL: `${base}/kraken`,
-      MARKET_BINANCE_URL: `${base}/binance`,
-      PRICE_CACHE_SECONDS: "60",
-    });
-    buyer = await newBuyer(srv);
+    up = await withUpstream(venues, (base) => ({ MARKET_COINBASE_URL: `${base}/coinbase`, MARKET_KRAKEN_URL: `${base}/kraken`, MARKET_BINANCE_URL: `${base}/binance`, PRICE_CACHE_SECONDS: "60" }));
+    ({ srv, buyer } = up);
   });
-  after(async () => {
-    await srv.close();
-    venue.close();
-  });
+  after(() => up.close());
 
   const pay = async (body: unknown) => {
-    const res = await wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(buyer.account)))(`${srv.url}/v1/services/oracle.price-feed`, { method: "POST", headers: json, body: JSON.stringify(body) });
+    const res = await up.pay("oracle.price-feed", body);
     return { status: res.status, body: (await res.json()) as Json };
   };
 
@@ -74,11 +57,11 @@ describe("oracle.price-feed: one pair on one venue, read from the venue's public
     expect(bn.body.deliverable).to.include({ venue: "binance", venue_symbol: "BTCUSDT", price: "97008.42000000" });
     expect(bn.body.deliverable.note).to.contain("USDT");
 
-    const readsBefore = venue.reads.length;
+    const readsBefore = reads.length;
     const again = await pay({ pair: "BTC-USD" }); // coinbase is the default venue
     expect(again.body.deliverable.source.cached).to.equal(true);
     expect(again.body.deliverable.price).to.equal("97011.50");
-    expect(venue.reads.length).to.equal(readsBefore);
+    expect(reads.length).to.equal(readsBefore);
     expect(await usdcBalance(srv, buyer.address)).to.equal(before - 4n * 20_000n);
     await expectLedgerConsistent(srv.ds);
   });

@@ -51,6 +51,9 @@ const EnvSchema = z.object({
   MARKET_KRAKEN_URL: z.url().default("https://api.kraken.com"),
   MARKET_BINANCE_URL: z.url().default("https://api.binance.com"),
   PRICE_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(5),
+  SEC_WWW_URL: z.url().default("https://www.sec.gov"),
+  SEC_DATA_URL: z.url().default("https://data.sec.gov"),
+  SEC_EDGAR_USER_AGENT: z.string().min(3).max(200).default("svc self-hosted exchange (operator: set SEC_EDGAR_USER_AGENT)"),
   INTERNAL_WALLETS: z.string().default(""),
   IDENTITY_REGISTRY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   OPERATOR_API_KEY: z.string().min(16).optional(),
@@ -113,6 +116,8 @@ export interface Config {
   marketVenueUrls: { coinbase: string; kraken: string; binance: string };
   /** How long a venue price read is reused. */
   priceCacheMs: number;
+  /** SEC EDGAR hosts and the User-Agent EDGAR requires (naming the operator). */
+  edgar: { www: string; data: string; userAgent: string };
   /** Extra wallets the service itself uses, refused as payout wallets. */
   internalWallets: string[];
   /** ERC-8004 Identity Registry; the dev chain places one at the testnet address. */
@@ -190,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     safeFetchAllow: e.SAFE_FETCH_ALLOW.split(",").map((h) => h.trim()).filter(Boolean),
     marketVenueUrls: { coinbase: e.MARKET_COINBASE_URL, kraken: e.MARKET_KRAKEN_URL, binance: e.MARKET_BINANCE_URL },
     priceCacheMs: Math.round(e.PRICE_CACHE_SECONDS * 1000),
+    edgar: { www: e.SEC_WWW_URL, data: e.SEC_DATA_URL, userAgent: e.SEC_EDGAR_USER_AGENT },
     internalWallets: e.INTERNAL_WALLETS.split(",").map((h) => h.trim()).filter(Boolean),
     identityRegistryAddress: (e.IDENTITY_REGISTRY_ADDRESS ?? ERC8004_TESTNET_IDENTITY_REGISTRY) as `0x${string}`,
     operatorApiKey: e.OPERATOR_API_KEY,

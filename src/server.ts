@@ -45,6 +45,7 @@ import { newId } from "./platform/ids.js";
 import os from "node:os";
 import { skuHandlers } from "./skus/sku-handlers.js";
 import { VenueClient } from "./market-data/venues.js";
+import { EdgarClient } from "./filings/edgar-client.js";
 import { EnforcementRecorder } from "./proof/enforcement-recorder.js";
 import { domainSeparator } from "./x402/eip3009.js";
 import { ARBITRATION_SKU } from "./skus/arbitration-dispute-settlement.js";
@@ -122,7 +123,12 @@ export function buildApp(deps: AppDeps) {
   );
   const comps = new CompService(ds, agents, chain, internalWallets);
   const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
-  const outbound = { policy: safeFetch, venues: new VenueClient(config.marketVenueUrls, safeFetch), priceCacheMs: config.priceCacheMs };
+  const outbound = {
+    policy: safeFetch,
+    venues: new VenueClient(config.marketVenueUrls, safeFetch),
+    priceCacheMs: config.priceCacheMs,
+    edgar: new EdgarClient(config.edgar, config.edgar.userAgent, safeFetch),
+  };
   const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents), (agentId) => reputationEngine.current(agentId), outbound);
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);

@@ -4,6 +4,8 @@ import { opsLinkIntegrity } from "./ops-link-integrity.js";
 import { dataWebExtract } from "./data-web-extract.js";
 import { oraclePriceFeed } from "./oracle-price-feed.js";
 import type { VenueClient } from "../market-data/venues.js";
+import type { EdgarClient } from "../filings/edgar-client.js";
+import { dataSecEdgarFiling } from "./data-sec-edgar-filing.js";
 import type { AgentDirectory } from "./subject.js";
 import { arbitrationDisputeSettlement } from "./arbitration-dispute-settlement.js";
 import { agentTrustBadge } from "./agent-trust-badge.js";
@@ -16,12 +18,13 @@ export interface OutboundEngines {
   policy: SafeFetchPolicy;
   venues: VenueClient;
   priceCacheMs: number;
+  edgar: EdgarClient;
 }
 
 export function skuHandlers(directory: AgentDirectory, reputationOf?: ReputationOf, outbound?: OutboundEngines): Map<string, SkuHandler<any>> {
   const handlers: SkuHandler<any>[] = [
     // Engines that reach outside run only with the operator's fetch policy.
-    ...(outbound ? [opsLinkIntegrity(outbound.policy), dataWebExtract(outbound.policy), oraclePriceFeed(outbound.venues, outbound.priceCacheMs)] : []),
+    ...(outbound ? [opsLinkIntegrity(outbound.policy), dataWebExtract(outbound.policy), oraclePriceFeed(outbound.venues, outbound.priceCacheMs), dataSecEdgarFiling(outbound.edgar)] : []),
     agentTrustBadge(directory, reputationOf),
     agentPrehireCheck(directory, reputationOf),
     attestationSingleUseSeal(),

@@ -92,7 +92,14 @@ export class PaymentGate {
       throw errors.gateRefused("service_unavailable", `${sku.skuId} is asynchronous and this server cannot refund a failed job; nothing was charged`, sku.skuId);
     }
     const input = parseInput(handler, call.input);
-    const missing = await handler.precheck?.(input, this.d.ds.manager);
+    let missing: string | undefined;
+    try {
+      missing = await handler.precheck?.(input, this.d.ds.manager);
+    } catch (err) {
+      // Resolving the subject needs an upstream (EDGAR, a venue…) that failed: nothing is charged.
+      this.d.log.warn({ err, sku: sku.skuId }, "subject check failed before any charge");
+      throw errors.unavailable("upstream_unavailable", `${sku.skuId} cannot resolve its subject right now (${(err as Error).message}); nothing was charged`, err);
+    }
     if (missing) return this.unpaid(sku, missing);
 
     let compDenial: string | undefined;

@@ -81,6 +81,6 @@ describe("catalog over every front (gRPC h2c, gRPC-Web, Connect JSON, REST)", ()
 
   it("marks available exactly the SKUs whose engine runs here; the others are not sold", async () => {
     const res = await createClient(CatalogService, createConnectTransport({ baseUrl: srv.url, httpVersion: "1.1" })).listServices({});
-    expect(res.services.filter((s) => s.available).map((s) => s.skuId)).to.deep.equal(["agent.prehire-check", "agent.trust-badge", "arbitration.dispute-settlement", "attestation.single-use-seal", "data.web-extract", "ops.link-integrity", "oracle.price-feed", "reputation.lookup"]);
+    expect(res.services.filter((s) => s.available).map((s) => s.skuId)).to.deep.equal(["agent.prehire-check", "agent.trust-badge", "arbitration.dispute-settlement", "attestation.single-use-seal", "data.sec-edgar-filing", "data.web-extract", "ops.link-integrity", "oracle.price-feed", "reputation.lookup"]);
   });
 });

@@ -71,6 +71,21 @@ export interface PaymentGateDeps {
   requestComp: (authorization: string) => Promise<CompDecision>;
 }
 
+/** The settlement receipt's header: X-PAYMENT-RESPONSE for x402 v1 clients, PAYMENT-RESPONSE for v2. */
+const receiptHeader = (x402Version: number) => (x402Version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse);
+
+/** One claimed payment on its way through verification, the engine and settlement. */
+interface PaidAttempt {
+  payment: X402PaymentEntity;
+  sku: SkuDefinition;
+  handler: SkuHandler<any>;
+  input: unknown;
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  challengeFor: (e: string) => Challenge;
+  setHeader: (name: string, value: string) => void;
+}
+
 /** The fee on a catalog sale: the service rate, from the provider's share (internal identities get no discount). */
 export function feeSplit(amount: bigint, feeBps: number): { fee: bigint; payout: bigint } {
   const fee = (amount * BigInt(feeBps)) / 10_000n;
@@ -160,7 +175,7 @@ export class PaymentGate {
         payloadJson: JSON.stringify(toJson(PaymentPayloadSchema, payload)),
         requirementsJson: JSON.stringify(toJson(PaymentRequirementsSchema, matched)),
       });
-      if (claim.claimed) return this.pay(claim.payment, sku, handler, input, payload, matched, challengeFor, setHeader);
+      if (claim.claimed) return this.pay({ payment: claim.payment, sku, handler, input, payload, requirements: matched, challengeFor, setHeader });
       let existing = claim.existing;
       if (existing.skuId !== sku.skuId) {
         throw paymentError(Code.FailedPrecondition, "payment_reused", `this payment was made for ${existing.skuId}`, challengeFor("payment_reused"));
@@ -199,19 +214,10 @@ export class PaymentGate {
     return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.INSUFFICIENT_SUBJECT, reason, charged: false });
   }
 
-  private async pay(
-    payment: X402PaymentEntity,
-    sku: SkuDefinition,
-    handler: SkuHandler<any>,
-    input: unknown,
-    payload: PaymentPayload,
-    requirements: PaymentRequirements,
-    challengeFor: (e: string) => Challenge,
-    setHeader: (name: string, value: string) => void,
-  ): Promise<CallServiceResponse> {
-    const id = payment.paymentId;
+  private async pay(a: PaidAttempt): Promise<CallServiceResponse> {
+    const id = a.payment.paymentId;
     try {
-      return await this.verifyRunSettle(payment, sku, handler, input, payload, requirements, challengeFor, setHeader);
+      return await this.verifyRunSettle(a);
     } catch (err) {
       // Whatever failed before the settlement was sent leaves nothing charged and the payment retryable.
       if (await this.d.store.transition(id, ["verifying", "running"], "failed", { errorReason: "internal_error" })) {
@@ -223,16 +229,8 @@ export class PaymentGate {
     }
   }
 
-  private async verifyRunSettle(
-    payment: X402PaymentEntity,
-    sku: SkuDefinition,
-    handler: SkuHandler<any>,
-    input: unknown,
-    payload: PaymentPayload,
-    requirements: PaymentRequirements,
-    challengeFor: (e: string) => Challenge,
-    setHeader: (name: string, value: string) => void,
-  ): Promise<CallServiceResponse> {
+  private async verifyRunSettle(a: PaidAttempt): Promise<CallServiceResponse> {
+    const { payment, sku, handler, input, payload, requirements, challengeFor, setHeader } = a;
     const id = payment.paymentId;
     const advance = async (from: PaymentState[], to: PaymentState, patch = {}) => {
       if (!(await this.d.store.transition(id, from, to, patch))) throw paymentInProgress();
@@ -293,7 +291,7 @@ export class PaymentGate {
     if (!settled.success) {
       await this.d.store.transition(id, ["settling"], "failed", { errorReason: settled.errorReason, txHash: settled.transaction || null });
       if (jobId) await this.d.jobs.move(jobId, ["queued"], "failed", { error: `payment did not settle: ${settled.errorReason}` });
-      setHeader(payload.x402Version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse, encodeSettleResponse(settled));
+      setHeader(receiptHeader(payload.x402Version), encodeSettleResponse(settled));
       throw paymentError(Code.FailedPrecondition, "payment_failed", `settlement failed: ${settled.errorReason}`, challengeFor(settled.errorReason));
     }
     let final: CallServiceResponse;
@@ -304,7 +302,7 @@ export class PaymentGate {
       this.d.log.error({ err, paymentId: id, tx: settled.transaction }, "settled on-chain but could not record it yet");
       throw errors.unavailable("settlement_unrecorded", `the payment settled on-chain (${settled.transaction}); send the same request with the same payment again to receive the result`, err);
     }
-    setHeader(payload.x402Version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse, encodeSettleResponse(settled));
+    setHeader(receiptHeader(payload.x402Version), encodeSettleResponse(settled));
     return final;
   }
 
@@ -370,7 +368,7 @@ export class PaymentGate {
 
   private replay(existing: X402PaymentEntity, version: number, setHeader: (name: string, value: string) => void): CallServiceResponse {
     const receipt = create(SettleResponseSchema, { success: true, transaction: existing.txHash!, network: this.d.challengeContext.network.caip2, payer: existing.payer, amount: existing.amount.toString() });
-    setHeader(version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse, encodeSettleResponse(receipt));
+    setHeader(receiptHeader(version), encodeSettleResponse(receipt));
     return fromJson(CallServiceResponseSchema, JSON.parse(existing.responseJson!));
   }
 }

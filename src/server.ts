@@ -43,7 +43,7 @@ import { WitnessServiceImpl } from "./witness/witness.service.js";
 import type { Badge } from "./fees/fee-engine.js";
 import { newId } from "./platform/ids.js";
 import os from "node:os";
-import { skuHandlers } from "./skus/sku-handlers.js";
+import { skuHandlers, type OutboundEngines } from "./skus/sku-handlers.js";
 import { VenueClient } from "./market-data/venues.js";
 import { EdgarClient } from "./filings/edgar-client.js";
 import { EnforcementRecorder } from "./proof/enforcement-recorder.js";
@@ -123,7 +123,11 @@ export function buildApp(deps: AppDeps) {
   );
   const comps = new CompService(ds, agents, chain, internalWallets);
   const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
-  const outbound = {
+  const outbound: OutboundEngines = {
+    config,
+    ds,
+    chain,
+    log,
     policy: safeFetch,
     venues: new VenueClient(config.marketVenueUrls, safeFetch),
     priceCacheMs: config.priceCacheMs,

@@ -22,6 +22,13 @@ export interface SkuHandler<I = unknown> {
   readonly poweredBy: string;
   /** Input schema, published in the catalog as `x-input-schema`. */
   readonly input: z.ZodType<I>;
+  /** Deliverable schema, published in the catalog as `x-output-schema` (the shape `run` returns). */
+  readonly output?: z.ZodType;
+  /**
+   * The upstreams (origin URLs or venue names) a call will reach; their circuit breakers are checked
+   * before any charge (an open breaker refuses with 409 `circuit_open`).
+   */
+  upstreams?(input: I): string[];
   /** Resolves the subject before any charge; a returned reason means `insufficient_subject`. */
   precheck?(input: I, manager: EntityManager): Promise<string | undefined>;
   /** Refuses a paying wallet before any charge (a returned reason means 403 `not_a_party`). */
@@ -31,7 +38,10 @@ export interface SkuHandler<I = unknown> {
    * (no worker claims it) and this runs in the settlement's transaction.
    */
   awaitOperator?(manager: EntityManager, job: { jobId: string; payer: string; input: I; now: Date }): Promise<void>;
-  /** Produces the deliverable; throws to fail the call (nothing is charged). */
+  /**
+   * Produces the deliverable; throws to fail the call (nothing is charged). Throwing a `SkuRefusal`
+   * (a flagged target, an unusable page) answers 409 with its reason instead of 503 `service_failed`.
+   */
   run(input: I, ctx: SkuContext): Promise<JsonObject>;
 }
 
@@ -41,4 +51,11 @@ export function parseInput<I>(handler: SkuHandler<I>, body: JsonObject): I {
   if (parsed.success) return parsed.data;
   const violations = parsed.error.issues.map((i) => ({ field: i.path.join(".") || "(body)", description: i.message }));
   throw errors.invalidArgument("invalid_input", `invalid input for ${handler.skuId}: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`, violations);
+}
+
+/** A refusal decided while running (e.g. the fetched target trips the content-trap scan): 409, never charged. */
+export class SkuRefusal extends Error {
+  constructor(readonly reason: string, message: string) {
+    super(message);
+  }
 }

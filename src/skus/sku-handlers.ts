@@ -1,3 +1,7 @@
+import type { DataSource } from "typeorm";
+import type { Config } from "../config.js";
+import type { ChainRuntime } from "../chain/chain-runtime.js";
+import type { Logger } from "../platform/log.js";
 import type { SafeFetchPolicy } from "../platform/http/safe-fetch.js";
 import type { SkuHandler } from "./sku-handler.js";
 import { opsLinkIntegrity } from "./ops-link-integrity.js";
@@ -12,24 +16,46 @@ import { agentTrustBadge } from "./agent-trust-badge.js";
 import { agentPrehireCheck } from "./agent-prehire-check.js";
 import { attestationSingleUseSeal } from "./attestation-single-use-seal.js";
 import { reputationLookup, type ReputationOf } from "./reputation-lookup.js";
+import { marketEngines } from "./market-engines.js";
+import { chainEngines } from "./chain-engines.js";
+import { newsEngines } from "./news-engines.js";
+import { webEngines } from "./web-engines.js";
+import { registryEngines } from "./registry-engines.js";
 
-/** Every SKU with a real engine on this deployment; the rest are not sold (409 `service_unavailable`). */
+/** What engines that reach outside (the web, exchanges, chains) are built from on a full server. */
 export interface OutboundEngines {
+  config: Config;
   policy: SafeFetchPolicy;
   venues: VenueClient;
   priceCacheMs: number;
   edgar: EdgarClient;
+  ds: DataSource;
+  chain: ChainRuntime;
+  log: Logger;
 }
 
+/** Every SKU with a real engine on this deployment; the rest are not sold (409 `service_unavailable`). */
 export function skuHandlers(directory: AgentDirectory, reputationOf?: ReputationOf, outbound?: OutboundEngines): Map<string, SkuHandler<any>> {
   const handlers: SkuHandler<any>[] = [
     // Engines that reach outside run only with the operator's fetch policy.
-    ...(outbound ? [opsLinkIntegrity(outbound.policy), dataWebExtract(outbound.policy), oraclePriceFeed(outbound.venues, outbound.priceCacheMs), dataSecEdgarFiling(outbound.edgar)] : []),
+    ...(outbound
+      ? [
+          opsLinkIntegrity(outbound.policy),
+          dataWebExtract(outbound.policy),
+          oraclePriceFeed(outbound.venues, outbound.priceCacheMs),
+          dataSecEdgarFiling(outbound.edgar),
+          ...marketEngines(outbound),
+          ...chainEngines(outbound),
+          ...newsEngines(outbound),
+          ...webEngines(outbound),
+        ]
+      : []),
     agentTrustBadge(directory, reputationOf),
     agentPrehireCheck(directory, reputationOf),
     attestationSingleUseSeal(),
     reputationLookup(directory, reputationOf),
     arbitrationDisputeSettlement(),
+    ...registryEngines(directory, reputationOf, outbound),
   ];
   return new Map(handlers.map((h) => [h.skuId, h]));
 }

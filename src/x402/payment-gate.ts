@@ -20,7 +20,7 @@ import { errors, rpcError } from "../platform/rpc/errors.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import { ACCOUNTS, postEntry } from "../ledger/ledger.js";
 import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.js";
-import { parseInput, type SkuHandler } from "../skus/sku-handler.js";
+import { parseInput, SkuRefusal, type SkuHandler } from "../skus/sku-handler.js";
 import { trustEnvelope } from "../trust/trust-envelope.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { COMP_SKU, type CompDecision } from "../registry/comp.service.js";
@@ -255,6 +255,10 @@ export class PaymentGate {
       try {
         deliverable = await handler.run(input, { manager: this.d.ds.manager, payer: payment.payer, paymentId: id, now: new Date(), proofKey: this.d.proofKey });
       } catch (err) {
+        if (err instanceof SkuRefusal) {
+          await this.d.store.transition(id, ["running"], "failed", { errorReason: err.reason });
+          throw errors.gateRefused(err.reason, `${err.message}; nothing was charged`, sku.skuId);
+        }
         await this.d.store.transition(id, ["running"], "failed", { errorReason: "service_failed" });
         this.d.log.error({ err, sku: sku.skuId, paymentId: id }, "service failed before settlement; not charged");
         throw errors.unavailable("service_failed", `${sku.skuId} failed to produce a deliverable; nothing was charged`, err);

@@ -51,9 +51,15 @@ const EnvSchema = z.object({
   MARKET_KRAKEN_URL: z.url().default("https://api.kraken.com"),
   MARKET_BINANCE_URL: z.url().default("https://api.binance.com"),
   PRICE_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(5),
+  BREAKER_FAILURE_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(5),
+  BREAKER_COOLDOWN_SECONDS: z.coerce.number().min(0.1).max(3600).default(30),
+  PAYER_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(120),
+  PAYER_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(100_000).default(30),
+  JOB_RESULT_RETENTION_DAYS: z.coerce.number().min(0.0001).max(3650).default(30),
   SEC_WWW_URL: z.url().default("https://www.sec.gov"),
   SEC_DATA_URL: z.url().default("https://data.sec.gov"),
   SEC_EDGAR_USER_AGENT: z.string().min(3).max(200).default("svc self-hosted exchange (operator: set SEC_EDGAR_USER_AGENT)"),
+  YOUTUBE_URL: z.url().default("https://www.youtube.com"),
   INTERNAL_WALLETS: z.string().default(""),
   IDENTITY_REGISTRY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   OPERATOR_API_KEY: z.string().min(16).optional(),
@@ -116,8 +122,16 @@ export interface Config {
   marketVenueUrls: { coinbase: string; kraken: string; binance: string };
   /** How long a venue price read is reused. */
   priceCacheMs: number;
+  /** Per-upstream circuit breakers of the engines' outbound requests. */
+  breaker: { threshold: number; cooldownMs: number };
+  /** Per-payer token bucket of paid calls (perMinute 0 = off). */
+  payerRateLimit: { perMinute: number; burst: number };
+  /** How long async job results are kept after they finish. */
+  jobResultRetentionMs: number;
   /** SEC EDGAR hosts and the User-Agent EDGAR requires (naming the operator). */
   edgar: { www: string; data: string; userAgent: string };
+  /** Base URL of YouTube (watch pages and caption tracks) for content.youtube-research. */
+  youtubeUrl: string;
   /** Extra wallets the service itself uses, refused as payout wallets. */
   internalWallets: string[];
   /** ERC-8004 Identity Registry; the dev chain places one at the testnet address. */
@@ -195,7 +209,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     safeFetchAllow: e.SAFE_FETCH_ALLOW.split(",").map((h) => h.trim()).filter(Boolean),
     marketVenueUrls: { coinbase: e.MARKET_COINBASE_URL, kraken: e.MARKET_KRAKEN_URL, binance: e.MARKET_BINANCE_URL },
     priceCacheMs: Math.round(e.PRICE_CACHE_SECONDS * 1000),
+    breaker: { threshold: e.BREAKER_FAILURE_THRESHOLD, cooldownMs: Math.round(e.BREAKER_COOLDOWN_SECONDS * 1000) },
+    payerRateLimit: { perMinute: e.PAYER_RATE_LIMIT_PER_MINUTE, burst: e.PAYER_RATE_LIMIT_BURST },
+    jobResultRetentionMs: Math.round(e.JOB_RESULT_RETENTION_DAYS * 86_400_000),
     edgar: { www: e.SEC_WWW_URL, data: e.SEC_DATA_URL, userAgent: e.SEC_EDGAR_USER_AGENT },
+    youtubeUrl: e.YOUTUBE_URL.replace(/\/+$/, ""),
     internalWallets: e.INTERNAL_WALLETS.split(",").map((h) => h.trim()).filter(Boolean),
     identityRegistryAddress: (e.IDENTITY_REGISTRY_ADDRESS ?? ERC8004_TESTNET_IDENTITY_REGISTRY) as `0x${string}`,
     operatorApiKey: e.OPERATOR_API_KEY,

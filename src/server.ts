@@ -44,6 +44,9 @@ import type { Badge } from "./fees/fee-engine.js";
 import { newId } from "./platform/ids.js";
 import os from "node:os";
 import { skuHandlers, type OutboundEngines } from "./skus/sku-handlers.js";
+import { CircuitBreakers } from "./policy/circuit-breakers.js";
+import { PayerRateLimiter } from "./policy/payer-rate-limit.js";
+import { PolicyGates } from "./policy/policy-gates.js";
 import { VenueClient } from "./market-data/venues.js";
 import { EdgarClient } from "./filings/edgar-client.js";
 import { EnforcementRecorder } from "./proof/enforcement-recorder.js";
@@ -123,19 +126,23 @@ export function buildApp(deps: AppDeps) {
   );
   const comps = new CompService(ds, agents, chain, internalWallets);
   const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
+  // Engines' outbound requests also pass the per-upstream circuit breakers (webhooks keep their own backoff).
+  const breakers = new CircuitBreakers(config.breaker);
+  const enginePolicy = { ...safeFetch, breakers };
   const outbound: OutboundEngines = {
     config,
     ds,
     chain,
     log,
-    policy: safeFetch,
-    venues: new VenueClient(config.marketVenueUrls, safeFetch),
+    policy: enginePolicy,
+    venues: new VenueClient(config.marketVenueUrls, enginePolicy),
     priceCacheMs: config.priceCacheMs,
-    edgar: new EdgarClient(config.edgar, config.edgar.userAgent, safeFetch),
+    edgar: new EdgarClient(config.edgar, config.edgar.userAgent, enginePolicy),
   };
   const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents), (agentId) => reputationEngine.current(agentId), outbound);
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
+  const policy = new PolicyGates(breakers, new PayerRateLimiter(config.payerRateLimit));
   const gate: PaymentGate = new PaymentGate({
     ds,
     store,
@@ -153,9 +160,10 @@ export function buildApp(deps: AppDeps) {
     isOnboarded: (payer) => identity.isOnboarded(ds.manager, payer),
     enforcement: new EnforcementRecorder(ds, proofKey, domainSeparator({ ...chain.network.usdcDomain, chainId: chain.network.chainId, verifyingContract: chain.network.usdcAddress }), log),
     requestComp: (authorization) => comps.request(authorization),
+    policy,
   });
   const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });
-  const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency });
+  const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency, manifest: (sku) => policy.manifest(sku, undefined) });
   const payment = new PaymentServiceImpl({ gate, jobs, store, chain, faucetSender: sender(chain.faucetAccount), publicBaseUrl: config.publicBaseUrl, onJobAccepted: () => worker.nudge() });
   const facilitatorApi = new FacilitatorServiceImpl(facilitator, chain.treasury, config.facilitatorApiKey);
   // Anchors are sent by the facilitator key (it holds gas), or the treasury's when the facilitator is remote.

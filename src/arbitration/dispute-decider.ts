@@ -128,6 +128,7 @@ async function deliverVerdict(m: EntityManager, sku: SkuDefinition, dispute: Dis
   const result = payment?.responseJson ? fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson)) : create(CallServiceResponseSchema, { skuId: sku.skuId, jobId: dispute.serviceJobId });
   result.status = CallStatus.DELIVERED;
   result.deliverable = deliverable;
-  result.svcTrust = trustEnvelopeProto(deliverable, sku);
+  const job = await m.findOneBy(ServiceJobEntity, { jobId: dispute.serviceJobId });
+  result.svcTrust = trustEnvelopeProto(deliverable, job?.manifestJson ? JSON.parse(job.manifestJson) : {});
   await m.update(ServiceJobEntity, { jobId: dispute.serviceJobId, state: "awaiting" }, { state: "delivered", resultJson: JSON.stringify(toJson(CallServiceResponseSchema, result)), finishTime: dispute.decideTime });
 }

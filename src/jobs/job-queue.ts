@@ -11,9 +11,9 @@ export const MAX_ATTEMPTS = 3;
 export class JobQueue {
   constructor(private readonly ds: DataSource, private readonly leaseMs = 60_000) {}
 
-  async create(manager: EntityManager, job: { skuId: string; paymentId: string; payer: string; inputJson: string }): Promise<string> {
+  async create(manager: EntityManager, job: { skuId: string; paymentId: string; payer: string; inputJson: string; manifestJson?: string }): Promise<string> {
     const jobId = newId("job");
-    await manager.insert(ServiceJobEntity, { ...job, jobId, state: "queued", resultJson: null, error: null, attempts: 0, leaseUntil: null, createTime: new Date(), finishTime: null });
+    await manager.insert(ServiceJobEntity, { ...job, manifestJson: job.manifestJson ?? null, jobId, state: "queued", resultJson: null, error: null, attempts: 0, leaseUntil: null, createTime: new Date(), finishTime: null });
     return jobId;
   }
 

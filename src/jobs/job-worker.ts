@@ -1,4 +1,4 @@
-import { create, fromJson, toJson } from "@bufbuild/protobuf";
+import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import type { DataSource } from "typeorm";
 import { CallServiceResponseSchema } from "../../gen/svc/payment/v1/payment_service_pb.js";
 import { CallStatus } from "../../gen/svc/payment/v1/payment_pb.js";
@@ -25,6 +25,8 @@ export interface WorkerDeps {
   log: Logger;
   concurrency: number;
   idleMs?: number;
+  /** The policy manifest of a job that has none stored (created before manifests were kept). */
+  manifest: (sku: SkuDefinition) => JsonObject;
 }
 
 export class JobWorker {
@@ -89,7 +91,7 @@ export class JobWorker {
         : create(CallServiceResponseSchema, { skuId: job.skuId, jobId: job.jobId, pollUrl: `/v1/services/result/${job.jobId}`, poweredBy: handler.poweredBy, charged: false });
       result.status = CallStatus.DELIVERED;
       result.deliverable = deliverable;
-      result.svcTrust = trustEnvelopeProto(deliverable, sku);
+      result.svcTrust = trustEnvelopeProto(deliverable, job.manifestJson ? JSON.parse(job.manifestJson) : this.d.manifest(sku));
       await this.d.jobs.move(job.jobId, ["running"], "delivered", { resultJson: JSON.stringify(toJson(CallServiceResponseSchema, result)), finishTime: new Date(), leaseUntil: null });
     } catch (err) {
       this.d.log.warn({ err, jobId: job.jobId, attempt: job.attempts }, "async job attempt failed");

@@ -33,6 +33,10 @@ export class ServiceJobEntity {
   @Column({ name: "result_json", type: LONG_TEXT, nullable: true })
   resultJson!: string | null;
 
+  /** The paid call's `svc_trust.policy_manifest` (JSON), reported with the deliverable. */
+  @Column({ name: "manifest_json", type: LONG_TEXT, nullable: true })
+  manifestJson!: string | null;
+
   @Column({ name: "error", type: "varchar", length: 512, nullable: true })
   error!: string | null;
 

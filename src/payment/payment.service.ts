@@ -22,6 +22,7 @@ import { errors } from "../platform/rpc/errors.js";
 import type { PaymentGate } from "../x402/payment-gate.js";
 import type { PaymentStore } from "../x402/payment-store.js";
 import { X402_HEADERS } from "../x402/wire.js";
+import { JURISDICTION_HEADER } from "../policy/jurisdiction.js";
 
 // PaymentService: paid SKU calls (through the payment gate), async results, and the dev faucet.
 
@@ -64,6 +65,7 @@ export class PaymentServiceImpl implements ServiceImpl<typeof PaymentService> {
         paymentHeader: header,
         authorization: ctx.requestHeader.get("authorization") ?? undefined,
         baseUrl: this.d.publicBaseUrl ?? `http://${host}`,
+        jurisdiction: ctx.requestHeader.get(JURISDICTION_HEADER) ?? undefined,
       },
       (name, value) => ctx.responseHeader.set(name, value),
     );

@@ -30,6 +30,7 @@ export function dataSecEdgarFiling(edgar: EdgarClient): SkuHandler<Input> {
     skuId: "data.sec-edgar-filing",
     poweredBy: "svc-filings/sec-edgar",
     input: Input,
+    upstreams: () => [edgar.urls.www, edgar.urls.data],
     async precheck(input) {
       const who = await resolve(edgar, input);
       if (!who) return `EDGAR knows no ticker ${input.ticker}`;

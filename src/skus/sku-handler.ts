@@ -29,6 +29,8 @@ export interface SkuHandler<I = unknown> {
    * before any charge (an open breaker refuses with 409 `circuit_open`).
    */
   upstreams?(input: I): string[];
+  /** The content-trap scan of the call's input: on (refuse a match, 409 `content_trap`) unless "off". */
+  readonly inputScan?: "refuse" | "off";
   /** Resolves the subject before any charge; a returned reason means `insufficient_subject`. */
   precheck?(input: I, manager: EntityManager): Promise<string | undefined>;
   /** Refuses a paying wallet before any charge (a returned reason means 403 `not_a_party`). */

@@ -40,7 +40,8 @@ export function skuHandlers(directory: AgentDirectory, reputationOf?: Reputation
     // Engines that reach outside run only with the operator's fetch policy.
     ...(outbound
       ? [
-          opsLinkIntegrity(outbound.policy),
+          // Link checks report failing links as findings: they must not trip the breakers.
+          opsLinkIntegrity({ ...outbound.policy, breakers: undefined }),
           dataWebExtract(outbound.policy),
           oraclePriceFeed(outbound.venues, outbound.priceCacheMs),
           dataSecEdgarFiling(outbound.edgar),

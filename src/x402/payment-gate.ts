@@ -21,6 +21,7 @@ import { runInTransaction } from "../platform/db/transaction.js";
 import { ACCOUNTS, postEntry } from "../ledger/ledger.js";
 import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.js";
 import { parseInput, SkuRefusal, type SkuHandler } from "../skus/sku-handler.js";
+import type { PolicyGates } from "../policy/policy-gates.js";
 import { trustEnvelope } from "../trust/trust-envelope.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { COMP_SKU, type CompDecision } from "../registry/comp.service.js";
@@ -42,6 +43,8 @@ export interface PaidCall {
   /** `Authorization` header, if any (an agent asking for its comped audit). */
   authorization?: string;
   baseUrl: string;
+  /** The `svc-jurisdiction` request header, if any. */
+  jurisdiction?: string;
 }
 
 export interface PaymentGateDeps {
@@ -69,6 +72,8 @@ export interface PaymentGateDeps {
   enforcement?: EnforcementRecorder;
   /** Evaluates and grants the comped audit for the agent of an Authorization header. */
   requestComp: (authorization: string) => Promise<CompDecision>;
+  /** The policy gates (content trap, jurisdiction, circuit breakers, payer rate limit) and the manifest. */
+  policy: PolicyGates;
 }
 
 /** The settlement receipt's header: X-PAYMENT-RESPONSE for x402 v1 clients, PAYMENT-RESPONSE for v2. */
@@ -84,6 +89,8 @@ interface PaidAttempt {
   requirements: PaymentRequirements;
   challengeFor: (e: string) => Challenge;
   setHeader: (name: string, value: string) => void;
+  /** `svc_trust.policy_manifest` of this call. */
+  manifest: JsonObject;
 }
 
 /** The fee on a catalog sale: the service rate, from the provider's share (internal identities get no discount). */
@@ -107,10 +114,12 @@ export class PaymentGate {
       throw errors.gateRefused("service_unavailable", `${sku.skuId} is asynchronous and this server cannot refund a failed job; nothing was charged`, sku.skuId);
     }
     const input = parseInput(handler, call.input);
+    const manifest = this.d.policy.manifest(sku, this.d.policy.beforeChallenge(sku, handler, call.input, input, call.jurisdiction));
     let missing: string | undefined;
     try {
       missing = await handler.precheck?.(input, this.d.ds.manager);
     } catch (err) {
+      if (err instanceof SkuRefusal) throw errors.gateRefused(err.reason, `${err.message}; nothing was charged`, sku.skuId);
       // Resolving the subject needs an upstream (EDGAR, a venue…) that failed: nothing is charged.
       this.d.log.warn({ err, sku: sku.skuId }, "subject check failed before any charge");
       throw errors.unavailable("upstream_unavailable", `${sku.skuId} cannot resolve its subject right now (${(err as Error).message}); nothing was charged`, err);
@@ -120,7 +129,7 @@ export class PaymentGate {
     let compDenial: string | undefined;
     if (sku.skuId === COMP_SKU && !call.paymentHeader && call.authorization) {
       const decision = await this.d.requestComp(call.authorization);
-      if (decision.granted) return this.comped(sku, handler, input, decision.compId, decision.agent.evmAddress!);
+      if (decision.granted) return this.comped(sku, handler, input, decision.compId, decision.agent.evmAddress!, manifest);
       compDenial = decision.reason;
     }
 
@@ -157,6 +166,13 @@ export class PaymentGate {
       );
     }
 
+    try {
+      this.d.policy.forPayer(payer);
+    } catch (err) {
+      await fired("payer_rate_limit", "rate_limited");
+      throw err;
+    }
+
     const refusal = await handler.authorize?.(input, payer, this.d.ds.manager);
     if (refusal) {
       await fired("party_check", "not_a_party");
@@ -175,7 +191,7 @@ export class PaymentGate {
         payloadJson: JSON.stringify(toJson(PaymentPayloadSchema, payload)),
         requirementsJson: JSON.stringify(toJson(PaymentRequirementsSchema, matched)),
       });
-      if (claim.claimed) return this.pay({ payment: claim.payment, sku, handler, input, payload, requirements: matched, challengeFor, setHeader });
+      if (claim.claimed) return this.pay({ payment: claim.payment, sku, handler, input, payload, requirements: matched, challengeFor, setHeader, manifest });
       let existing = claim.existing;
       if (existing.skuId !== sku.skuId) {
         throw paymentError(Code.FailedPrecondition, "payment_reused", `this payment was made for ${existing.skuId}`, challengeFor("payment_reused"));
@@ -194,13 +210,13 @@ export class PaymentGate {
   }
 
   /** A comped call: nothing is paid or charged; an async SKU's job is claimable at once. */
-  private async comped(sku: SkuDefinition, handler: SkuHandler<any>, input: unknown, compId: string, wallet: string): Promise<CallServiceResponse> {
+  private async comped(sku: SkuDefinition, handler: SkuHandler<any>, input: unknown, compId: string, wallet: string, manifest: JsonObject): Promise<CallServiceResponse> {
     const reason = `comped audit ${compId}: nothing was charged`;
     if (sku.mode === "sync") {
       const deliverable = await handler.run(input, { manager: this.d.ds.manager, payer: wallet, paymentId: compId, now: new Date(), proofKey: this.d.proofKey });
-      return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.DELIVERED, deliverable, svcTrust: trustEnvelopeProto(deliverable, sku), poweredBy: handler.poweredBy, charged: false, reason });
+      return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.DELIVERED, deliverable, svcTrust: trustEnvelopeProto(deliverable, manifest), poweredBy: handler.poweredBy, charged: false, reason });
     }
-    const jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: compId, payer: wallet, inputJson: JSON.stringify(input) });
+    const jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: compId, payer: wallet, inputJson: JSON.stringify(input), manifestJson: JSON.stringify(manifest) });
     await this.d.jobs.move(jobId, ["queued"], "pending");
     return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: false, reason });
   }
@@ -230,7 +246,7 @@ export class PaymentGate {
   }
 
   private async verifyRunSettle(a: PaidAttempt): Promise<CallServiceResponse> {
-    const { payment, sku, handler, input, payload, requirements, challengeFor, setHeader } = a;
+    const { payment, sku, handler, input, payload, requirements, challengeFor, setHeader, manifest } = a;
     const id = payment.paymentId;
     const advance = async (from: PaymentState[], to: PaymentState, patch = {}) => {
       if (!(await this.d.store.transition(id, from, to, patch))) throw paymentInProgress();
@@ -267,12 +283,12 @@ export class PaymentGate {
         skuId: sku.skuId,
         status: CallStatus.DELIVERED,
         deliverable,
-        svcTrust: trustEnvelopeProto(deliverable, sku),
+        svcTrust: trustEnvelopeProto(deliverable, manifest),
         poweredBy: handler.poweredBy,
         charged: true,
       });
     } else {
-      jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: id, payer: payment.payer, inputJson: JSON.stringify(input) });
+      jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: id, payer: payment.payer, inputJson: JSON.stringify(input), manifestJson: JSON.stringify(manifest) });
       await this.d.store.transition(id, ["running"], "running", { jobId });
       response = create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: true });
     }
@@ -377,20 +393,10 @@ export class PaymentGate {
   }
 }
 
-/** The `svc_trust` envelope of a deliverable. */
-export function trustEnvelopeProto(deliverable: JsonObject, sku: SkuDefinition): TrustEnvelope {
-  const t = trustEnvelope(deliverable, policyManifest(sku));
+/** The `svc_trust` envelope of a deliverable under the call's policy manifest. */
+export function trustEnvelopeProto(deliverable: JsonObject, manifest: JsonObject): TrustEnvelope {
+  const t = trustEnvelope(deliverable, manifest);
   return create(TrustEnvelopeSchema, { contentSha256: t.content_sha256, contentScanned: t.content_scanned, contentFlags: t.content_flags, policyManifest: t.policy_manifest });
-}
-
-/** The gates applied to a call, reported in `svc_trust.policy_manifest`. */
-export function policyManifest(sku: SkuDefinition): JsonObject {
-  return {
-    payment: { mode: "enforce", scheme: "x402 exact (EIP-3009)", settle: "after delivery" },
-    content_scan: { mode: "flag", rules: "content-trap patterns (injection, hidden text)" },
-    onboarding: { mode: sku.onboardingRequired ? "enforce" : "off" },
-    proof: { kind: PROOF_KIND.settledOutcome, path: "/v1/proofs/settlement/{tx_hash}" },
-  };
 }
 
 /** Response header naming why a requested comped audit was denied. */

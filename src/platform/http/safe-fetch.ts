@@ -3,6 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
+import type { CircuitBreakers } from "../../policy/circuit-breakers.js";
 
 // Outbound requests to URLs that agents supply. http(s) only; every address the host resolves to must
 // be public unicast (private, loopback, link-local, metadata, CGNAT, multicast and reserved ranges are
@@ -17,6 +18,8 @@ export interface SafeFetchPolicy {
   allow: readonly string[];
   /** Whether plain http is allowed (dev chain only). */
   allowHttp: boolean;
+  /** Per-origin circuit breakers: failures (network errors, timeouts, 5xx, 429) count, an open one fails fast. */
+  breakers?: CircuitBreakers;
 }
 
 export interface SafeResponse {
@@ -92,7 +95,24 @@ export function safePost(raw: string, body: string, headers: Record<string, stri
 }
 
 /** One request to an agent-supplied URL under the policy; never follows redirects (callers re-check each hop). */
-export function safeRequest(raw: string, r: SafeRequest, policy: SafeFetchPolicy): Promise<SafeFullResponse> {
+export async function safeRequest(raw: string, r: SafeRequest, policy: SafeFetchPolicy): Promise<SafeFullResponse> {
+  const breakers = policy.breakers;
+  if (!breakers) return request(raw, r, policy);
+  breakers.admit(raw);
+  try {
+    const res = await request(raw, r, policy);
+    if (res.status >= 500 || res.status === 429) breakers.failure(raw);
+    else breakers.success(raw);
+    return res;
+  } catch (err) {
+    // A refused target is the caller's mistake, not the upstream's failure.
+    if (err instanceof UnsafeUrlError) breakers.release(raw);
+    else breakers.failure(raw);
+    throw err;
+  }
+}
+
+function request(raw: string, r: SafeRequest, policy: SafeFetchPolicy): Promise<SafeFullResponse> {
   const { timeoutMs = 5_000, maxBytes = 64 * 1024 } = r;
   let url: URL;
   try {

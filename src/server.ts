@@ -45,6 +45,7 @@ import { newId } from "./platform/ids.js";
 import os from "node:os";
 import { skuHandlers, type OutboundEngines } from "./skus/sku-handlers.js";
 import { CircuitBreakers } from "./policy/circuit-breakers.js";
+import { skuSchemas } from "./skus/sku-schemas.js";
 import { PayerRateLimiter } from "./policy/payer-rate-limit.js";
 import { PolicyGates } from "./policy/policy-gates.js";
 import { VenueClient } from "./market-data/venues.js";
@@ -200,10 +201,12 @@ export function buildApp(deps: AppDeps) {
   // Badge gates protect the internal agents, which this deployment does not run yet.
   const liveRuleSections = new Set<RuleSection>(["fees", "bid_scoring", "reputation", "witness_program"]);
   const rules = new RulesServiceImpl(liveRuleSections);
+  const schemas = skuSchemas(handlers);
   const catalog = new CatalogServiceImpl({
     skus: deps.skus,
     network: config.network,
     isAvailable: (skuId) => handlers.has(skuId) && (skuMap.get(skuId)?.mode === "sync" || refunder.available),
+    schemas,
     rules: () => rules.getRules(),
     readiness: async () => [await databaseReadiness(ds), await chainReadiness(chain)],
     chainInfo: () => create(ChainInfoSchema, { network: chain.network.caip2, asset: chain.network.usdcAddress, payTo: chain.treasury, rpcUrl: chain.dev ? chain.rpcUrl : "", devChain: chain.dev }),
@@ -235,7 +238,7 @@ export function buildApp(deps: AppDeps) {
   const table = new RouteTable(
     restRoutes({
       openapi: (ctx) => {
-        if (!openApiCache.has(ctx.baseUrl)) openApiCache.set(ctx.baseUrl, openApiDocument(table.routes, ctx.baseUrl));
+        if (!openApiCache.has(ctx.baseUrl)) openApiCache.set(ctx.baseUrl, openApiDocument(table.routes, ctx.baseUrl, schemas));
         return { status: 200, body: openApiCache.get(ctx.baseUrl) as never };
       },
       agentCard: (ctx) => ({

@@ -3,6 +3,7 @@ import { ExecutionMode, SkuSchema, type Sku } from "../../gen/svc/catalog/v1/cat
 import type { NetworkInfo } from "../chain/networks.js";
 import { atomicToUsdText } from "../platform/money.js";
 import type { SkuDefinition } from "./catalog-config.js";
+import type { SkuSchemas } from "../skus/sku-schemas.js";
 
 /** The purpose text plus the price statement every catalog description carries. */
 export function describeSku(def: SkuDefinition): string {
@@ -15,7 +16,7 @@ export function describeSku(def: SkuDefinition): string {
   );
 }
 
-export function toSkuProto(def: SkuDefinition, network: NetworkInfo, available: boolean): Sku {
+export function toSkuProto(def: SkuDefinition, network: NetworkInfo, available: boolean, schemas?: SkuSchemas): Sku {
   return create(SkuSchema, {
     skuId: def.skuId,
     family: def.family,
@@ -34,5 +35,7 @@ export function toSkuProto(def: SkuDefinition, network: NetworkInfo, available: 
     onboardingRequired: def.onboardingRequired,
     available: available && !def.retired,
     path: `/v1/services/${def.skuId}`,
+    inputSchema: schemas?.input,
+    outputSchema: schemas?.output,
   });
 }

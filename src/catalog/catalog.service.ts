@@ -15,6 +15,7 @@ import type { NetworkInfo } from "../chain/networks.js";
 import type { GetRulesResponse } from "../../gen/svc/rules/v1/rules_service_pb.js";
 import type { ReadinessCheck } from "../platform/db/readiness.js";
 import type { SkuDefinition } from "./catalog-config.js";
+import type { SkuSchemas } from "../skus/sku-schemas.js";
 import { toSkuProto } from "./catalog.mapper.js";
 import { disputeDisclosure } from "./dispute-disclosure.js";
 import { EXCLUDED_JURISDICTIONS, SERVED_JURISDICTIONS } from "./jurisdictions.js";
@@ -26,6 +27,8 @@ export interface CatalogDeps {
   network: NetworkInfo;
   /** Whether a real engine for the SKU runs on this deployment. */
   isAvailable: (skuId: string) => boolean;
+  /** The input and output JSON Schemas of the SKUs with an engine here. */
+  schemas: ReadonlyMap<string, SkuSchemas>;
   rules: () => GetRulesResponse;
   /** Readiness checks of the dependencies (database, later chain and facilitator). */
   readiness: () => Promise<ReadinessCheck[]>;
@@ -49,8 +52,8 @@ export class CatalogServiceImpl implements ServiceImpl<typeof CatalogService> {
   constructor(private readonly deps: CatalogDeps) {}
 
   listServices(): ListServicesResponse {
-    const { skus, network, isAvailable } = this.deps;
-    const services = skus.map((s) => toSkuProto(s, network, isAvailable(s.skuId)));
+    const { skus, network, isAvailable, schemas } = this.deps;
+    const services = skus.map((s) => toSkuProto(s, network, isAvailable(s.skuId), schemas.get(s.skuId)));
     return create(ListServicesResponseSchema, {
       services,
       kit: kitBlock(),

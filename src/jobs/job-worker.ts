@@ -5,7 +5,7 @@ import { CallStatus } from "../../gen/svc/payment/v1/payment_pb.js";
 import type { SkuDefinition } from "../catalog/catalog-config.js";
 import type { Logger } from "../platform/log.js";
 import type { ProofKey } from "../proof/proof-recorder.js";
-import type { SkuHandler } from "../skus/sku-handler.js";
+import { runEngine, SkuRefusal, type SkuHandler } from "../skus/sku-handler.js";
 import { trustEnvelopeProto } from "../x402/payment-gate.js";
 import type { Refunder } from "../x402/refunds.js";
 import type { PaymentStore } from "../x402/payment-store.js";
@@ -85,7 +85,7 @@ export class JobWorker {
     // A comped job has no payment: nothing was charged, so nothing is refunded if it fails.
     const payment = await this.d.store.get(job.paymentId);
     try {
-      const deliverable = await handler.run(JSON.parse(job.inputJson), { manager: this.d.ds.manager, payer: job.payer, paymentId: job.paymentId, now: new Date(), proofKey: this.d.proofKey });
+      const deliverable = await runEngine(handler, JSON.parse(job.inputJson), { manager: this.d.ds.manager, payer: job.payer, paymentId: job.paymentId, now: new Date(), proofKey: this.d.proofKey });
       const result = payment?.responseJson
         ? fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson))
         : create(CallServiceResponseSchema, { skuId: job.skuId, jobId: job.jobId, pollUrl: `/v1/services/result/${job.jobId}`, poweredBy: handler.poweredBy, charged: false });
@@ -95,7 +95,8 @@ export class JobWorker {
       await this.d.jobs.move(job.jobId, ["running"], "delivered", { resultJson: JSON.stringify(toJson(CallServiceResponseSchema, result)), finishTime: new Date(), leaseUntil: null });
     } catch (err) {
       this.d.log.warn({ err, jobId: job.jobId, attempt: job.attempts }, "async job attempt failed");
-      if (job.attempts < MAX_ATTEMPTS) {
+      // A refusal (e.g. the target trips the content-trap scan) will not change on a retry.
+      if (job.attempts < MAX_ATTEMPTS && !(err instanceof SkuRefusal)) {
         await this.d.jobs.move(job.jobId, ["running"], "pending", { error: String((err as Error).message).slice(0, 500), leaseUntil: null });
         return;
       }

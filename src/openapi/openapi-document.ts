@@ -2,6 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { RestRoute } from "../rest/route-table.js";
 import { patchCatalogSchema } from "../rest/catalog-json.js";
 import { messageSchema } from "./json-schema.js";
+import type { SkuSchemas } from "../skus/sku-schemas.js";
 
 // OpenAPI 3.1 description of the REST shim, generated from the route table and the proto contract.
 
@@ -44,7 +45,36 @@ function errorResponses(route: RestRoute): JsonObject {
   return out;
 }
 
-export function openApiDocument(routes: readonly RestRoute[], serverUrl: string): JsonObject {
+/** A concrete path per SKU with its published input and deliverable schemas, next to the generic one. */
+function skuPaths(generic: JsonObject | undefined, schemas: ReadonlyMap<string, SkuSchemas>, components: Record<string, JsonObject>, paths: Record<string, JsonObject>): void {
+  const post = generic?.post as JsonObject | undefined;
+  if (!post) return;
+  const ok = ((post.responses as JsonObject)["200"] as JsonObject | undefined) ?? {};
+  const okSchema = (((ok.content as JsonObject | undefined)?.["application/json"] as JsonObject | undefined)?.schema ?? {}) as JsonObject;
+  for (const [skuId, s] of [...schemas].sort(([a], [b]) => a.localeCompare(b))) {
+    const name = `sku.${skuId}`;
+    components[`${name}.input`] = s.input;
+    if (s.output) components[`${name}.output`] = s.output;
+    const { parameters: _path, ...rest } = post;
+    paths[`/v1/services/${skuId}`] = {
+      post: {
+        ...rest,
+        operationId: `call_${skuId.replace(/[^A-Za-z0-9]+/g, "_")}`,
+        summary: `Call ${skuId} (paid with x402)`,
+        requestBody: { required: true, content: { "application/json": { schema: { $ref: `#/components/schemas/${name}.input` } } } },
+        responses: {
+          ...(post.responses as JsonObject),
+          "200": {
+            description: "delivered (sync) or accepted (async: poll the job)",
+            content: { "application/json": { schema: s.output ? { allOf: [okSchema, { type: "object", properties: { deliverable: { $ref: `#/components/schemas/${name}.output` } } }] } : okSchema } },
+          },
+        },
+      },
+    };
+  }
+}
+
+export function openApiDocument(routes: readonly RestRoute[], serverUrl: string, schemas: ReadonlyMap<string, SkuSchemas> = new Map()): JsonObject {
   const components: Record<string, JsonObject> = {};
   const paths: Record<string, JsonObject> = {};
   for (const route of routes) {
@@ -78,6 +108,7 @@ export function openApiDocument(routes: readonly RestRoute[], serverUrl: string)
     const key = route.path;
     paths[key] = { ...paths[key], [route.method.toLowerCase()]: op };
   }
+  skuPaths(paths["/v1/services/{sku_id}"], schemas, components, paths);
   patchCatalogSchema(components);
   return {
     openapi: "3.1.0",

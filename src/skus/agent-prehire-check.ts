@@ -5,6 +5,7 @@ import { disputeHistory } from "../arbitration/dispute-history.js";
 import { resolveSubject, SubjectText, unresolvedSubject, type AgentDirectory } from "./subject.js";
 import { settlementHistory } from "./settlement-history.js";
 import type { SkuHandler } from "./sku-handler.js";
+import { Badge, DisputeHistoryOut, Iso, SettlementHistoryOut } from "./output-shapes.js";
 
 // agent.prehire-check (async): due diligence on an agent or wallet from records this service holds:
 // settlement history, adjudicated disputes (proof kind 30129) and flagged incidents (refunds,
@@ -13,11 +14,26 @@ import type { SkuHandler } from "./sku-handler.js";
 const Input = z.object({ subject: SubjectText }).loose();
 type Input = z.infer<typeof Input>;
 
+const Output = z.object({
+  subject: z.string(),
+  subject_kind: z.enum(["wallet", "agent"]),
+  wallet: z.string().nullable(),
+  registered: z.boolean(),
+  settlement_history: SettlementHistoryOut.nullable(),
+  disputes: DisputeHistoryOut.extend({ dispute_rate: z.number() }),
+  flagged_incidents: z.array(z.string()),
+  reputation: z.object({ score: z.number(), badge: Badge }),
+  sources: z.array(z.string()),
+  report_time: Iso,
+});
+
+
 export function agentPrehireCheck(directory: AgentDirectory, reputationOf?: ReputationOf): SkuHandler<Input> {
   return {
     skuId: "agent.prehire-check",
     poweredBy: "svc-ledger/prehire-check",
     input: Input,
+    output: Output,
     precheck: (input) => unresolvedSubject(directory, input.subject),
     async run(input, ctx) {
       const { subject: s, agent, wallet } = (await resolveSubject(directory, input.subject))!;

@@ -5,6 +5,7 @@ import { MarketJobEntity } from "../marketplace/marketplace.entity.js";
 import { newId } from "../platform/ids.js";
 import { AgentEntity } from "../registry/agent.entity.js";
 import type { SkuHandler } from "./sku-handler.js";
+import { Iso } from "./output-shapes.js";
 
 // arbitration.dispute-settlement (async): the buyer of a marketplace job contests its deliverable. Once
 // paid, the dispute waits for the operator panel (DecideDispute), whose verdict is the deliverable and
@@ -18,6 +19,21 @@ const Input = z
   .loose();
 type Input = z.infer<typeof Input>;
 
+const Output = z.object({
+  dispute_id: z.string(),
+  job_id: z.string(),
+  verdict: z.enum(["upheld", "overturned", "withdrawn"]),
+  rationale: z.string(),
+  adjudicator: z.literal("operator_panel"),
+  refund_amount: z.string().regex(/^\d+$/).describe("atomic USDC units"),
+  refunded_to: z.literal("starter_credit_note").nullable(),
+  proof_id: z.string(),
+  proof_url: z.string(),
+  decided_at: Iso,
+  dispute_disclosure: z.record(z.string(), z.unknown()),
+});
+
+
 export const ARBITRATION_SKU = "arbitration.dispute-settlement";
 const CONTESTABLE = ["completed", "paid"] as const;
 
@@ -30,6 +46,7 @@ export function arbitrationDisputeSettlement(): SkuHandler<Input> {
     skuId: ARBITRATION_SKU,
     poweredBy: "svc-arbitration/operator-panel",
     input: Input,
+    output: Output,
     async precheck(input, m) {
       const job = await m.findOneBy(MarketJobEntity, { jobId: input.job_id });
       if (!job) return `no marketplace job ${input.job_id}`;

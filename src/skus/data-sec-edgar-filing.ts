@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { EdgarClient } from "../filings/edgar-client.js";
 import type { SkuHandler } from "./sku-handler.js";
+import { Iso } from "./output-shapes.js";
 
 // data.sec-edgar-filing: recent 10-K, 10-Q and 8-K filings of a company named by ticker or CIK, from
 // SEC EDGAR's submissions API, each with a link to its primary document. A ticker or CIK EDGAR does not
@@ -19,6 +20,25 @@ const Input = z
   .refine((v) => v.ticker !== undefined || v.cik !== undefined, { message: "ticker or cik is required", path: ["ticker"] });
 type Input = z.infer<typeof Input>;
 
+const Output = z.object({
+  company: z.string(),
+  cik: z.string().regex(/^\d{10}$/),
+  tickers: z.array(z.string()),
+  forms: z.array(z.enum(FORMS)),
+  filings: z.array(
+    z.object({
+      form: z.enum(FORMS),
+      filing_date: z.string().nullable(),
+      report_date: z.string().nullable(),
+      accession_number: z.string(),
+      description: z.string().nullable(),
+      url: z.string().describe("the filing's primary document on www.sec.gov"),
+    }),
+  ),
+  source: z.object({ name: z.literal("SEC EDGAR"), submissions_endpoint: z.string(), ticker_endpoint: z.string().nullable(), fetched_at: Iso, answered_at: Iso }),
+});
+
+
 async function resolve(edgar: EdgarClient, input: Input) {
   if (input.cik !== undefined) return { cik: Number(input.cik), tickerEndpoint: null };
   const hit = await edgar.cikOf(input.ticker!);
@@ -30,6 +50,7 @@ export function dataSecEdgarFiling(edgar: EdgarClient): SkuHandler<Input> {
     skuId: "data.sec-edgar-filing",
     poweredBy: "svc-filings/sec-edgar",
     input: Input,
+    output: Output,
     upstreams: () => [edgar.urls.www, edgar.urls.data],
     async precheck(input) {
       const who = await resolve(edgar, input);

@@ -4,6 +4,7 @@ import { reputationScore } from "../reputation/reputation-score.js";
 import { settlementHistory } from "./settlement-history.js";
 import type { AgentDirectory } from "./subject.js";
 import type { SkuHandler } from "./sku-handler.js";
+import { Badge, DisputeHistoryOut, Iso } from "./output-shapes.js";
 
 // reputation.lookup: completed vs failed jobs, dispute history and trust-score trend of a registered
 // agent, named as `agent_id: <name>` inside `task`. An unknown agent is `insufficient_subject`, not charged.
@@ -15,6 +16,20 @@ const Input = z
   .loose();
 type Input = z.infer<typeof Input>;
 
+const Output = z.object({
+  agent_id: z.string(),
+  name: z.string(),
+  found: z.literal(true),
+  score: z.number(),
+  badge: Badge,
+  completed_jobs: z.number().int(),
+  failed_jobs: z.number().int(),
+  disputes: DisputeHistoryOut,
+  trend: z.array(z.number()),
+  computed_at: Iso,
+});
+
+
 const agentOf = (input: Input) => AGENT_IN_TASK.exec(input.task)![1]!;
 
 /** The reputation engine's stored view of an agent. */
@@ -25,6 +40,7 @@ export function reputationLookup(directory: AgentDirectory, reputationOf?: Reput
     skuId: "reputation.lookup",
     poweredBy: "svc-ledger/reputation",
     input: Input,
+    output: Output,
     async precheck(input) {
       return (await directory.resolve(agentOf(input))) ? undefined : `no registered agent named ${agentOf(input)}`;
     },

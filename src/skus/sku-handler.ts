@@ -61,3 +61,14 @@ export class SkuRefusal extends Error {
     super(message);
   }
 }
+
+/** Runs the engine and holds its deliverable to the published output schema: a mismatch fails the call (uncharged). */
+export async function runEngine<I>(handler: SkuHandler<I>, input: I, ctx: SkuContext): Promise<JsonObject> {
+  const deliverable = await handler.run(input, ctx);
+  const checked = handler.output?.safeParse(deliverable);
+  if (checked && !checked.success) {
+    const where = checked.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(deliverable)"}: ${i.message}`).join("; ");
+    throw new Error(`${handler.skuId} produced a deliverable outside its published output schema (${where})`);
+  }
+  return deliverable;
+}

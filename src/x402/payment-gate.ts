@@ -20,7 +20,7 @@ import { errors, rpcError } from "../platform/rpc/errors.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import { ACCOUNTS, postEntry } from "../ledger/ledger.js";
 import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.js";
-import { parseInput, SkuRefusal, type SkuHandler } from "../skus/sku-handler.js";
+import { parseInput, runEngine, SkuRefusal, type SkuHandler } from "../skus/sku-handler.js";
 import type { PolicyGates } from "../policy/policy-gates.js";
 import { trustEnvelope } from "../trust/trust-envelope.js";
 import type { JobQueue } from "../jobs/job-queue.js";
@@ -213,7 +213,7 @@ export class PaymentGate {
   private async comped(sku: SkuDefinition, handler: SkuHandler<any>, input: unknown, compId: string, wallet: string, manifest: JsonObject): Promise<CallServiceResponse> {
     const reason = `comped audit ${compId}: nothing was charged`;
     if (sku.mode === "sync") {
-      const deliverable = await handler.run(input, { manager: this.d.ds.manager, payer: wallet, paymentId: compId, now: new Date(), proofKey: this.d.proofKey });
+      const deliverable = await runEngine(handler, input, { manager: this.d.ds.manager, payer: wallet, paymentId: compId, now: new Date(), proofKey: this.d.proofKey });
       return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.DELIVERED, deliverable, svcTrust: trustEnvelopeProto(deliverable, manifest), poweredBy: handler.poweredBy, charged: false, reason });
     }
     const jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: compId, payer: wallet, inputJson: JSON.stringify(input), manifestJson: JSON.stringify(manifest) });
@@ -269,7 +269,7 @@ export class PaymentGate {
     if (sku.mode === "sync") {
       let deliverable: JsonObject;
       try {
-        deliverable = await handler.run(input, { manager: this.d.ds.manager, payer: payment.payer, paymentId: id, now: new Date(), proofKey: this.d.proofKey });
+        deliverable = await runEngine(handler, input, { manager: this.d.ds.manager, payer: payment.payer, paymentId: id, now: new Date(), proofKey: this.d.proofKey });
       } catch (err) {
         if (err instanceof SkuRefusal) {
           await this.d.store.transition(id, ["running"], "failed", { errorReason: err.reason });

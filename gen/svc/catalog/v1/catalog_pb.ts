@@ -90,14 +90,14 @@ export type Sku = Message<"svc.catalog.v1.Sku"> & {
   available: boolean;
 
   /**
-   * JSON Schema of the request body (REST: `x-input-schema`); empty until the SKU runtime publishes one.
+   * JSON Schema of the request body (REST: `x-input-schema`), generated from the engine's validator; absent when no engine runs here.
    *
    * @generated from field: google.protobuf.Struct input_schema = 11;
    */
   inputSchema?: JsonObject | undefined;
 
   /**
-   * JSON Schema of the deliverable (REST: `x-output-schema`); empty until the SKU runtime publishes one.
+   * JSON Schema of the deliverable (REST: `x-output-schema`); every deliverable is checked against it before any charge.
    *
    * @generated from field: google.protobuf.Struct output_schema = 12;
    */

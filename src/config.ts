@@ -55,7 +55,7 @@ const EnvSchema = z.object({
   BREAKER_COOLDOWN_SECONDS: z.coerce.number().min(0.1).max(3600).default(30),
   PAYER_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(120),
   PAYER_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(100_000).default(30),
-  JOB_RESULT_RETENTION_DAYS: z.coerce.number().min(0.0001).max(3650).default(30),
+  JOB_RESULT_RETENTION_DAYS: z.coerce.number().min(0.00001).max(3650).default(30),
   SEC_WWW_URL: z.url().default("https://www.sec.gov"),
   SEC_DATA_URL: z.url().default("https://data.sec.gov"),
   SEC_EDGAR_USER_AGENT: z.string().min(3).max(200).default("svc self-hosted exchange (operator: set SEC_EDGAR_USER_AGENT)"),

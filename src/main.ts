@@ -9,13 +9,15 @@ import { publicClientFor, startChain, viemChain } from "./chain/chain-runtime.js
 import { verifyProof } from "./proof/verify-proof.js";
 import { checkBooks } from "./ledger/books-check.js";
 
-// CLI and composition root: `svc serve | migrate | check-schema | help`.
+// CLI and composition root: `svc serve | worker | migrate | check-schema | ledger | payouts | disputes | verify | help`.
 
 const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 const USAGE = `usage: svc <command>
 
   serve          run migrations, then serve gRPC, Connect and REST on one port (PORT, default 8402)
+  worker         run async job workers only (WORKER_CONCURRENCY each, at least 1) against the same database;
+                 on the embedded dev chain it joins the chain of the server at SVC_URL
   migrate        run pending database migrations and exit
   check-schema   exit 1 if the entities and the migrated schema differ (prints the SQL that would fix it)
   ledger check   exit 1 unless the journal balances and agrees with notes, escrows, jobs and payouts
@@ -57,6 +59,37 @@ async function serve(config: Config): Promise<void> {
     await chain.close();
     await ds.destroy();
     log.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** A worker process: claims async jobs from the shared queue (FOR UPDATE SKIP LOCKED on MySQL) and runs them. */
+async function worker(config: Config): Promise<void> {
+  const log = createLogger(config.logLevel);
+  const skus = loadCatalog(config.catalogFile);
+  const ds = await openDataSource(config.database);
+  const drift = await schemaDrift(ds);
+  if (drift.length) {
+    await ds.destroy();
+    throw new Error("the database schema is not current: run `svc migrate` (or start a server) before starting workers");
+  }
+  const base = (process.env.SVC_URL ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, "");
+  const devRpc = config.devChain ? ((await (await fetch(`${base}/v1/health`)).json()) as { chain?: { rpc_url?: string } }).chain?.rpc_url : undefined;
+  if (config.devChain && !devRpc) throw new Error(`the server at ${base} does not report a dev chain to join; set SVC_URL or CHAIN_RPC_URL`);
+  const chain = await startChain(config, log, devRpc);
+  const app = buildApp({ config: { ...config, workerConcurrency: Math.max(1, config.workerConcurrency) }, log, ds, skus, version: VERSION, chain });
+  app.startWorkers();
+  log.info({ database: config.database.kind, concurrency: Math.max(1, config.workerConcurrency), chain: chain.rpcUrl }, "svc worker running");
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "worker shutting down: finishing jobs in hand");
+    await app.stop();
+    await chain.close();
+    await ds.destroy();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
@@ -155,6 +188,9 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "serve":
       await serve(config);
+      return -1; // keeps running
+    case "worker":
+      await worker(config);
       return -1; // keeps running
     case "migrate":
       await migrate(config);

@@ -164,7 +164,7 @@ export function buildApp(deps: AppDeps) {
     policy,
   });
   const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });
-  const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency, manifest: (sku) => policy.manifest(sku, undefined) });
+  const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency, retentionMs: config.jobResultRetentionMs, manifest: (sku) => policy.manifest(sku, undefined) });
   const payment = new PaymentServiceImpl({ gate, jobs, store, chain, faucetSender: sender(chain.faucetAccount), publicBaseUrl: config.publicBaseUrl, onJobAccepted: () => worker.nudge() });
   const facilitatorApi = new FacilitatorServiceImpl(facilitator, chain.treasury, config.facilitatorApiKey);
   // Anchors are sent by the facilitator key (it holds gas), or the treasury's when the facilitator is remote.
@@ -272,6 +272,10 @@ export function buildApp(deps: AppDeps) {
       reputationEngine.start();
       expiry = setInterval(() => void marketplace.expireDue().catch((err) => log.error({ err }, "request expiry failed")), 30_000);
       expiry.unref();
+    },
+    /** Only the job workers, for a `svc worker` process: no listener, reconciler or schedulers. */
+    startWorkers() {
+      worker.start();
     },
     async stop() {
       clearInterval(expiry);

@@ -42,7 +42,11 @@ export function publicClientFor(chain: Chain, rpcUrl: string, dev: boolean): Pub
   }) as PublicClient;
 }
 
-export async function startChain(config: Config, log: Logger): Promise<ChainRuntime> {
+/**
+ * Starts the chain runtime. With the embedded dev chain, `attachTo` joins a dev chain another process
+ * (the server) already runs, instead of starting one: how `svc worker` shares the server's chain.
+ */
+export async function startChain(config: Config, log: Logger, attachTo?: string): Promise<ChainRuntime> {
   let devChain: DevChain | undefined;
   let rpcUrl = config.chainRpcUrl;
   let treasury = config.treasuryAddress;
@@ -51,8 +55,11 @@ export async function startChain(config: Config, log: Logger): Promise<ChainRunt
   let faucetAccount: LocalAccount | undefined;
   if (config.devChain) {
     const dev = devAccounts();
-    devChain = await startDevChain({ network: config.network, minter: dev.faucet.address, identityRegistry: config.identityRegistryAddress, stateFile: config.devChainStateFile, log });
-    rpcUrl = devChain.rpcUrl;
+    if (attachTo) rpcUrl = attachTo;
+    else {
+      devChain = await startDevChain({ network: config.network, minter: dev.faucet.address, identityRegistry: config.identityRegistryAddress, stateFile: config.devChainStateFile, log });
+      rpcUrl = devChain.rpcUrl;
+    }
     treasury = dev.treasury.address;
     treasuryAccount = dev.treasury;
     facilitatorAccount = dev.facilitator;

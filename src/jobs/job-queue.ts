@@ -8,6 +8,9 @@ import { ServiceJobEntity, type JobState } from "./service-job.entity.js";
 
 export const MAX_ATTEMPTS = 3;
 
+/** Pending, or running under a lease that has run out (its worker died). */
+const CLAIMABLE = "(j.state = 'pending' OR (j.state = 'running' AND j.lease_until < :now))";
+
 export class JobQueue {
   constructor(private readonly ds: DataSource, private readonly leaseMs = 60_000) {}
 
@@ -26,8 +29,34 @@ export class JobQueue {
     return manager.findOneBy(ServiceJobEntity, { jobId });
   }
 
-  /** Claims the oldest claimable job, if any. */
+  /**
+   * Claims the oldest claimable job, if any. On MySQL/MariaDB the candidate row is locked with
+   * `FOR UPDATE SKIP LOCKED` inside the claiming transaction, so concurrent workers (threads or
+   * `svc worker` processes) each take a different job without waiting on each other. SQLite runs one
+   * writer at a time: there the guarded update alone decides.
+   */
   async claim(): Promise<ServiceJobEntity | undefined> {
+    return this.ds.options.type === "better-sqlite3" ? this.claimGuarded() : this.claimSkipLocked();
+  }
+
+  private async claimSkipLocked(): Promise<ServiceJobEntity | undefined> {
+    const now = new Date();
+    return this.ds.transaction(async (m) => {
+      const row = await m
+        .createQueryBuilder(ServiceJobEntity, "j")
+        .where(CLAIMABLE, { now })
+        .orderBy("j.create_time", "ASC")
+        .limit(1)
+        .setLock("pessimistic_write")
+        .setOnLocked("skip_locked")
+        .getOne();
+      if (!row) return undefined;
+      await m.update(ServiceJobEntity, { jobId: row.jobId }, { state: "running", leaseUntil: new Date(now.getTime() + this.leaseMs), attempts: () => "attempts + 1" });
+      return (await m.findOneBy(ServiceJobEntity, { jobId: row.jobId }))!;
+    });
+  }
+
+  private async claimGuarded(): Promise<ServiceJobEntity | undefined> {
     const now = new Date();
     const candidates = await this.ds.manager.find(ServiceJobEntity, {
       where: [{ state: "pending" }, { state: "running", leaseUntil: LessThan(now) }],
@@ -40,10 +69,21 @@ export class JobQueue {
         .update(ServiceJobEntity)
         .set({ state: "running", leaseUntil: new Date(now.getTime() + this.leaseMs), attempts: () => "attempts + 1" })
         .where("job_id = :id", { id: c.jobId })
-        .andWhere("(state = 'pending' OR (state = 'running' AND lease_until < :now))", { now })
+        .andWhere(CLAIMABLE.replace(/j\./g, ""), { now })
         .execute();
       if ((res.affected ?? 0) === 1) return (await this.get(c.jobId))!;
     }
     return undefined;
+  }
+
+  /**
+   * Deletes finished jobs (delivered, failed, refunded) that finished before `cutoff`, a bounded batch at
+   * a time; their results are then gone (a poll answers 404 `result_expired`). Returns how many went.
+   */
+  async purgeFinished(cutoff: Date, batch = 500): Promise<number> {
+    const old = await this.ds.manager.find(ServiceJobEntity, { select: { jobId: true }, where: { state: In(["delivered", "failed", "refunded"]), finishTime: LessThan(cutoff) }, take: batch });
+    if (!old.length) return 0;
+    const res = await this.ds.manager.delete(ServiceJobEntity, { jobId: In(old.map((j) => j.jobId)), state: In(["delivered", "failed", "refunded"]) });
+    return res.affected ?? old.length;
   }
 }

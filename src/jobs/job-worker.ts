@@ -25,6 +25,8 @@ export interface WorkerDeps {
   log: Logger;
   concurrency: number;
   idleMs?: number;
+  /** Finished jobs are deleted this long after they finish (results kept for a documented time). */
+  retentionMs?: number;
   /** The policy manifest of a job that has none stored (created before manifests were kept). */
   manifest: (sku: SkuDefinition) => JsonObject;
 }
@@ -37,8 +39,21 @@ export class JobWorker {
 
   constructor(private readonly d: WorkerDeps) {}
 
+  private purgeTimer: NodeJS.Timeout | undefined;
+
   start(): void {
-    if (this.d.concurrency > 0) this.tick();
+    if (this.d.concurrency <= 0) return;
+    this.tick();
+    const retentionMs = this.d.retentionMs;
+    if (retentionMs) {
+      const purge = () => void this.d.jobs.purgeFinished(new Date(Date.now() - retentionMs)).then(
+        (n) => n && this.d.log.info({ purged: n }, "expired job results deleted"),
+        (err) => this.d.log.error({ err }, "job result purge failed"),
+      );
+      purge();
+      this.purgeTimer = setInterval(purge, Math.min(retentionMs, 10 * 60_000));
+      this.purgeTimer.unref();
+    }
   }
 
   /** Wakes the worker now (after a job became claimable in this process). */
@@ -52,6 +67,7 @@ export class JobWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.purgeTimer);
     await Promise.allSettled([...this.inFlight]);
   }
 

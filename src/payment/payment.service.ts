@@ -75,7 +75,10 @@ export class PaymentServiceImpl implements ServiceImpl<typeof PaymentService> {
 
   async getServiceResult(req: GetServiceResultRequest) {
     const job = req.jobId ? await this.d.jobs.get(req.jobId) : null;
-    if (!job) throw errors.notFound("job_not_found", `no job ${req.jobId}`);
+    if (!job) {
+      if (req.jobId && (await this.d.store.byJobId(req.jobId))) throw errors.notFound("result_expired", `job ${req.jobId} finished longer ago than results are kept (JOB_RESULT_RETENTION_DAYS); its result is gone`);
+      throw errors.notFound("job_not_found", `no job ${req.jobId}`);
+    }
     const payment = await this.d.store.get(job.paymentId);
     const stored = job.resultJson ?? payment?.responseJson;
     const base = stored ? fromJson(CallServiceResponseSchema, JSON.parse(stored)) : undefined;

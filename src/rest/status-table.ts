@@ -13,6 +13,7 @@ export const STATUS_BY_REASON: Readonly<Record<string, number>> = {
   payment_in_progress: 409,
   sku_not_found: 404,
   job_not_found: 404,
+  result_expired: 404,
   proof_not_found: 404,
   faucet_unavailable: 404,
   facilitator_api_closed: 403,

@@ -86,6 +86,11 @@ export class PaymentStore {
     await this.ds.manager.update(X402PaymentEntity, { paymentId }, { refundTxHash, updateTime: new Date() });
   }
 
+  /** The payment that paid for an async job, if any. */
+  byJobId(jobId: string): Promise<X402PaymentEntity | null> {
+    return this.ds.manager.findOneBy(X402PaymentEntity, { jobId });
+  }
+
   get(paymentId: string, manager: EntityManager = this.ds.manager): Promise<X402PaymentEntity | null> {
     return manager.findOneBy(X402PaymentEntity, { paymentId });
   }

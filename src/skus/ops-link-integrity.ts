@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Iso } from "./output-shapes.js";
 import { followRedirects, type Hop } from "../platform/http/follow-redirects.js";
 import { checkTarget, UnsafeUrlError, type SafeFetchPolicy } from "../platform/http/safe-fetch.js";
 import type { SkuHandler } from "./sku-handler.js";
@@ -19,6 +20,28 @@ const Input = z
   })
   .loose();
 type Input = z.infer<typeof Input>;
+
+const Verdict = z.enum(["PASS", "FAIL"]);
+const Output = z.object({
+  status: Verdict,
+  checked: z.number().int(),
+  passed: z.number().int(),
+  failed: z.number().int(),
+  results: z.array(
+    z.object({
+      url: z.string(),
+      status: Verdict,
+      status_code: z.number().int().nullable(),
+      method: z.enum(["HEAD", "GET"]).nullable(),
+      final_url: z.string().nullable(),
+      redirects: z.array(z.object({ status_code: z.number().int(), location: z.string() })),
+      error: z.string().nullable(),
+      checked_at: Iso,
+    }),
+  ),
+  method: z.string(),
+  checked_at: Iso,
+});
 
 /** The URLs to check: `urls` first, then those written in `task`, deduplicated, trailing punctuation trimmed. */
 export function urlsOf(input: Input): string[] {
@@ -78,6 +101,7 @@ export function opsLinkIntegrity(policy: SafeFetchPolicy): SkuHandler<Input> {
     skuId: "ops.link-integrity",
     poweredBy: "svc-http/link-integrity",
     input,
+    output: Output,
     async run(v, ctx) {
       const results = await Promise.all(urlsOf(v).map((u) => check(u, policy, () => new Date())));
       const failed = results.filter((r) => r.status === "FAIL").length;

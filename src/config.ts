@@ -60,6 +60,10 @@ const EnvSchema = z.object({
   SEC_DATA_URL: z.url().default("https://data.sec.gov"),
   SEC_EDGAR_USER_AGENT: z.string().min(3).max(200).default("svc self-hosted exchange (operator: set SEC_EDGAR_USER_AGENT)"),
   YOUTUBE_URL: z.url().default("https://www.youtube.com"),
+  PRICE_SOURCES_FILE: z.string().min(1).default("config/price-sources.yaml"),
+  ALERT_EVAL_INTERVAL_SECONDS: z.coerce.number().min(0.05).max(86_400).default(60),
+  ALERT_MAX_PER_PAYER: z.coerce.number().int().min(1).max(10_000).default(20),
+  ALERT_TTL_HOURS: z.coerce.number().min(0.001).max(24 * 90).default(168),
   INTERNAL_WALLETS: z.string().default(""),
   IDENTITY_REGISTRY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   OPERATOR_API_KEY: z.string().min(16).optional(),
@@ -132,6 +136,10 @@ export interface Config {
   edgar: { www: string; data: string; userAgent: string };
   /** Base URL of YouTube (watch pages and caption tracks) for content.youtube-research. */
   youtubeUrl: string;
+  /** The chains and on-chain price sources of oracle.cross-chain-prices (YAML). */
+  priceSourcesFile: string;
+  /** oracle.alert-generator: how often alerts are evaluated, how many live alerts a payer may hold, how long one lives. */
+  alerts: { evalIntervalMs: number; maxPerPayer: number; ttlMs: number };
   /** Extra wallets the service itself uses, refused as payout wallets. */
   internalWallets: string[];
   /** ERC-8004 Identity Registry; the dev chain places one at the testnet address. */
@@ -214,6 +222,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobResultRetentionMs: Math.round(e.JOB_RESULT_RETENTION_DAYS * 86_400_000),
     edgar: { www: e.SEC_WWW_URL, data: e.SEC_DATA_URL, userAgent: e.SEC_EDGAR_USER_AGENT },
     youtubeUrl: e.YOUTUBE_URL.replace(/\/+$/, ""),
+    priceSourcesFile: path.resolve(e.PRICE_SOURCES_FILE),
+    alerts: { evalIntervalMs: Math.round(e.ALERT_EVAL_INTERVAL_SECONDS * 1000), maxPerPayer: e.ALERT_MAX_PER_PAYER, ttlMs: Math.round(e.ALERT_TTL_HOURS * 3_600_000) },
     internalWallets: e.INTERNAL_WALLETS.split(",").map((h) => h.trim()).filter(Boolean),
     identityRegistryAddress: (e.IDENTITY_REGISTRY_ADDRESS ?? ERC8004_TESTNET_IDENTITY_REGISTRY) as `0x${string}`,
     operatorApiKey: e.OPERATOR_API_KEY,

@@ -49,6 +49,7 @@ import { skuSchemas } from "./skus/sku-schemas.js";
 import { PayerRateLimiter } from "./policy/payer-rate-limit.js";
 import { PolicyGates } from "./policy/policy-gates.js";
 import { VenueClient } from "./market-data/venues.js";
+import { AlertScheduler } from "./alerts/alert-scheduler.js";
 import { EdgarClient } from "./filings/edgar-client.js";
 import { EnforcementRecorder } from "./proof/enforcement-recorder.js";
 import { domainSeparator } from "./x402/eip3009.js";
@@ -141,6 +142,8 @@ export function buildApp(deps: AppDeps) {
     edgar: new EdgarClient(config.edgar, config.edgar.userAgent, enginePolicy),
   };
   const handlers = deps.handlers ?? skuHandlers(registryDirectory(agents), (agentId) => reputationEngine.current(agentId), outbound);
+  // oracle.alert-generator's alerts are evaluated on a schedule by every server (each alert once per interval).
+  const alertScheduler = new AlertScheduler({ ds, venues: outbound.venues, intervalMs: config.alerts.evalIntervalMs, log });
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
   const policy = new PolicyGates(breakers, new PayerRateLimiter(config.payerRateLimit));
@@ -270,6 +273,7 @@ export function buildApp(deps: AppDeps) {
       webhooks.start();
       anchorer?.start(config.anchorPollMs);
       reputationEngine.start();
+      alertScheduler.start();
       expiry = setInterval(() => void marketplace.expireDue().catch((err) => log.error({ err }, "request expiry failed")), 30_000);
       expiry.unref();
     },
@@ -280,6 +284,7 @@ export function buildApp(deps: AppDeps) {
     async stop() {
       clearInterval(expiry);
       reputationEngine.stop();
+      await alertScheduler.stop();
       await Promise.all([worker.stop(), webhooks.stop(), anchorer?.stop()]);
     },
   };

@@ -7,6 +7,7 @@ import { ReputationScoreEntity, SchedulerLeaseEntity } from "../../reputation/re
 import { LedgerEntryEntity, LedgerPostingEntity } from "../../ledger/ledger.entity.js";
 import { DisputeEntity } from "../../arbitration/dispute.entity.js";
 import { SealEntity } from "../../skus/seal.entity.js";
+import { PriceAlertEntity, PriceAlertEventEntity } from "../../alerts/price-alert.entity.js";
 import { AgentEntity } from "../../registry/agent.entity.js";
 import { StarterNoteEntity } from "../../registry/starter-note.entity.js";
 import { CompDayEntity, CompGrantEntity } from "../../registry/comp.entity.js";
@@ -17,4 +18,4 @@ import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } f
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
   MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
-  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity];
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity];

@@ -51,6 +51,9 @@ const EnvSchema = z.object({
   MARKET_KRAKEN_URL: z.url().default("https://api.kraken.com"),
   MARKET_BINANCE_URL: z.url().default("https://api.binance.com"),
   PRICE_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(5),
+  MARKET_COINBASE_TAKER_FEE_BPS: z.coerce.number().min(0).max(1000).default(60),
+  MARKET_KRAKEN_TAKER_FEE_BPS: z.coerce.number().min(0).max(1000).default(40),
+  MARKET_BINANCE_TAKER_FEE_BPS: z.coerce.number().min(0).max(1000).default(10),
   BREAKER_FAILURE_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(5),
   BREAKER_COOLDOWN_SECONDS: z.coerce.number().min(0.1).max(3600).default(30),
   PAYER_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(120),
@@ -59,6 +62,11 @@ const EnvSchema = z.object({
   SEC_WWW_URL: z.url().default("https://www.sec.gov"),
   SEC_DATA_URL: z.url().default("https://data.sec.gov"),
   SEC_EDGAR_USER_AGENT: z.string().min(3).max(200).default("svc self-hosted exchange (operator: set SEC_EDGAR_USER_AGENT)"),
+  NEWS_FEEDS_FILE: z.string().min(1).default("config/news-feeds.yaml"),
+  NEWS_CACHE_MINUTES: z.coerce.number().min(0).max(120).default(5),
+  NEWS_FEED_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(6_000),
+  NEWS_FEED_MAX_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(2 * 1024 * 1024),
+  NEWS_FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(24),
   YOUTUBE_URL: z.url().default("https://www.youtube.com"),
   PRICE_SOURCES_FILE: z.string().min(1).default("config/price-sources.yaml"),
   ALERT_EVAL_INTERVAL_SECONDS: z.coerce.number().min(0.05).max(86_400).default(60),
@@ -126,6 +134,8 @@ export interface Config {
   marketVenueUrls: { coinbase: string; kraken: string; binance: string };
   /** How long a venue price read is reused. */
   priceCacheMs: number;
+  /** Taker fee per venue in basis points, used by the arbitrage spreads unless the buyer states its own. */
+  marketTakerFeeBps: { coinbase: number; kraken: number; binance: number };
   /** Per-upstream circuit breakers of the engines' outbound requests. */
   breaker: { threshold: number; cooldownMs: number };
   /** Per-payer token bucket of paid calls (perMinute 0 = off). */
@@ -134,6 +144,8 @@ export interface Config {
   jobResultRetentionMs: number;
   /** SEC EDGAR hosts and the User-Agent EDGAR requires (naming the operator). */
   edgar: { www: string; data: string; userAgent: string };
+  /** The curated news feeds file and how they are read (per-feed timeout and size, cache, parallelism). */
+  news: { feedsFile: string; cacheMs: number; feedTimeoutMs: number; feedMaxBytes: number; concurrency: number };
   /** Base URL of YouTube (watch pages and caption tracks) for content.youtube-research. */
   youtubeUrl: string;
   /** The chains and on-chain price sources of oracle.cross-chain-prices (YAML). */
@@ -217,10 +229,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     safeFetchAllow: e.SAFE_FETCH_ALLOW.split(",").map((h) => h.trim()).filter(Boolean),
     marketVenueUrls: { coinbase: e.MARKET_COINBASE_URL, kraken: e.MARKET_KRAKEN_URL, binance: e.MARKET_BINANCE_URL },
     priceCacheMs: Math.round(e.PRICE_CACHE_SECONDS * 1000),
+    marketTakerFeeBps: { coinbase: e.MARKET_COINBASE_TAKER_FEE_BPS, kraken: e.MARKET_KRAKEN_TAKER_FEE_BPS, binance: e.MARKET_BINANCE_TAKER_FEE_BPS },
     breaker: { threshold: e.BREAKER_FAILURE_THRESHOLD, cooldownMs: Math.round(e.BREAKER_COOLDOWN_SECONDS * 1000) },
     payerRateLimit: { perMinute: e.PAYER_RATE_LIMIT_PER_MINUTE, burst: e.PAYER_RATE_LIMIT_BURST },
     jobResultRetentionMs: Math.round(e.JOB_RESULT_RETENTION_DAYS * 86_400_000),
     edgar: { www: e.SEC_WWW_URL, data: e.SEC_DATA_URL, userAgent: e.SEC_EDGAR_USER_AGENT },
+    news: { feedsFile: path.resolve(e.NEWS_FEEDS_FILE), cacheMs: Math.round(e.NEWS_CACHE_MINUTES * 60_000), feedTimeoutMs: e.NEWS_FEED_TIMEOUT_MS, feedMaxBytes: e.NEWS_FEED_MAX_BYTES, concurrency: e.NEWS_FETCH_CONCURRENCY },
     youtubeUrl: e.YOUTUBE_URL.replace(/\/+$/, ""),
     priceSourcesFile: path.resolve(e.PRICE_SOURCES_FILE),
     alerts: { evalIntervalMs: Math.round(e.ALERT_EVAL_INTERVAL_SECONDS * 1000), maxPerPayer: e.ALERT_MAX_PER_PAYER, ttlMs: Math.round(e.ALERT_TTL_HOURS * 3_600_000) },

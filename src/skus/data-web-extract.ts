@@ -1,10 +1,10 @@
-import { Readability } from "@mozilla/readability";
-import { parseHTML } from "linkedom";
-import TurndownService from "turndown";
 import { z } from "zod";
-import { followRedirects } from "../platform/http/follow-redirects.js";
 import { checkTarget, type SafeFetchPolicy } from "../platform/http/safe-fetch.js";
-import type { SkuHandler } from "./sku-handler.js";
+import { fetchPage } from "../web/page-fetch.js";
+import { readMainContent } from "../web/main-content.js";
+import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
+import { scanPage } from "../web/page-scan.js";
+import { Iso } from "./output-shapes.js";
 
 // data.web-extract: the main content of one buyer-supplied URL, as Firefox Reader View extracts it
 // (@mozilla/readability over a linkedom DOM), converted to Markdown (turndown). Fetched through the
@@ -23,6 +23,20 @@ const Input = z
   .loose();
 type Input = z.infer<typeof Input>;
 
+const Output = z.object({
+  url: z.string(),
+  final_url: z.string(),
+  title: z.string().nullable(),
+  byline: z.string().nullable(),
+  site_name: z.string().nullable(),
+  published_time: z.string().nullable(),
+  excerpt: z.string().nullable(),
+  content_markdown: z.string(),
+  word_count: z.number().int(),
+  source: z.object({ url: z.string(), status_code: z.number().int(), content_type: z.string().nullable(), redirects: z.number().int(), fetched_at: Iso }),
+  extractor: z.string(),
+});
+
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'`)\]]+/i;
 
 /** The one URL: `url`, else `urls[0]`, else the first URL written in `task`. */
@@ -31,7 +45,6 @@ export function targetOf(input: Input): string | undefined {
 }
 
 export function dataWebExtract(policy: SafeFetchPolicy): SkuHandler<Input> {
-  const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced" });
   const input = Input.superRefine((v, ctx) => {
     const target = targetOf(v);
     if (!target) return ctx.addIssue({ code: "custom", path: ["url"], message: "one http(s) URL is required (url, urls or in task)" });
@@ -45,29 +58,27 @@ export function dataWebExtract(policy: SafeFetchPolicy): SkuHandler<Input> {
     skuId: "data.web-extract",
     poweredBy: "svc-http/readability",
     input,
+    output: Output,
+    upstreams: (v) => [targetOf(v)!],
     async run(v, ctx) {
       const target = targetOf(v)!;
-      const { hops, response } = await followRedirects(target, "GET", policy, { timeoutMs: TIMEOUT_MS, maxBytes: MAX_PAGE_BYTES, userAgent: "svc-web-extract/1.0" });
-      if (response.status < 200 || response.status >= 300) throw new Error(`${target} answered ${response.status}`);
-      const type = String(response.headers["content-type"] ?? "");
-      if (type && !/html|xml/i.test(type)) throw new Error(`${target} is ${type}, not an HTML page`);
-      const finalUrl = hops.at(-1)!.url;
-      // linkedom's window types assume the DOM lib, which this Node project does not load.
-      const { document } = parseHTML(response.body) as unknown as { document: ConstructorParameters<typeof Readability>[0] };
-      const article = new Readability(document).parse();
-      if (!article?.content || !article.textContent?.trim()) throw new Error(`${target} has no readable main content`);
-      const markdown = turndown.turndown(article.content).trim();
+      const page = await fetchPage(target, policy, { timeoutMs: TIMEOUT_MS, maxBytes: MAX_PAGE_BYTES, userAgent: "svc-web-extract/1.0" });
+      // The target is content-trap scanned before anything reads it (spec): a flagged page is refused, uncharged.
+      const trapped = scanPage(page.body);
+      if (trapped.length) throw new SkuRefusal("content_trap", `${target} trips the content-trap scan (rules: ${trapped.join(", ")})`);
+      const article = readMainContent(page.body);
+      if (!article) throw new Error(`${target} has no readable main content`);
       return {
         url: target,
-        final_url: finalUrl,
-        title: article.title ?? null,
-        byline: article.byline ?? null,
-        site_name: article.siteName ?? null,
-        published_time: article.publishedTime ?? null,
-        excerpt: article.excerpt ?? null,
-        content_markdown: markdown,
-        word_count: article.textContent.trim().split(/\s+/).length,
-        source: { url: finalUrl, status_code: response.status, content_type: type || null, redirects: hops.length - 1, fetched_at: ctx.now.toISOString() },
+        final_url: page.finalUrl,
+        title: article.title,
+        byline: article.byline,
+        site_name: article.siteName,
+        published_time: article.publishedTime,
+        excerpt: article.excerpt,
+        content_markdown: article.markdown,
+        word_count: article.text.trim().split(/\s+/).length,
+        source: { url: page.finalUrl, status_code: page.status, content_type: page.contentType, redirects: page.hops.length - 1, fetched_at: ctx.now.toISOString() },
         extractor: "@mozilla/readability (Firefox Reader View) + turndown",
       };
     },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { VENUES, type Quote, type Venue, type VenueClient } from "../market-data/venues.js";
 import type { SkuHandler } from "./sku-handler.js";
+import { Iso } from "./output-shapes.js";
 
 // oracle.price-feed: the price of one pair on one venue, read from the venue's public REST API, with
 // the read cited (venue, endpoint, time). Reads are cached for a few seconds per (venue, pair) so a
@@ -17,12 +18,26 @@ const Input = z
   .loose();
 type Input = z.infer<typeof Input>;
 
+const Price = z.string().regex(/^\d+(\.\d+)?$/).describe("decimal string as the venue sent it");
+const Output = z.object({
+  pair: z.string(),
+  venue: z.enum(VENUES),
+  venue_symbol: z.string(),
+  price: Price,
+  bid: Price.nullable(),
+  ask: Price.nullable(),
+  source: z.object({ venue: z.enum(VENUES), endpoint: z.string(), read_at: Iso, venue_time: z.string().nullable(), cached: z.boolean(), cache_seconds: z.number() }),
+  note: z.string().nullable(),
+});
+
 export function oraclePriceFeed(venues: VenueClient, cacheMs: number): SkuHandler<Input> {
   const cache = new Map<string, { quote: Quote; readAt: Date }>();
   return {
     skuId: "oracle.price-feed",
     poweredBy: "svc-market-data/venues",
     input: Input,
+    output: Output,
+    upstreams: (input) => [venues.baseUrl(input.venue as Venue)],
     async run(input, ctx) {
       const [, base, quote] = PAIR.exec(input.pair)!;
       const key = `${input.venue}|${base}-${quote}`;

@@ -18,7 +18,8 @@ import { attestationSingleUseSeal } from "./attestation-single-use-seal.js";
 import { reputationLookup, type ReputationOf } from "./reputation-lookup.js";
 import { marketEngines } from "./market-engines.js";
 import { chainEngines } from "./chain-engines.js";
-import { newsEngines } from "./news-engines.js";
+import { newsEngines, newsFeedReader } from "./news-engines.js";
+import { MarketReader } from "../market-data/market-reader.js";
 import { webEngines } from "./web-engines.js";
 import { registryEngines } from "./registry-engines.js";
 
@@ -36,6 +37,9 @@ export interface OutboundEngines {
 
 /** Every SKU with a real engine on this deployment; the rest are not sold (409 `service_unavailable`). */
 export function skuHandlers(directory: AgentDirectory, reputationOf?: ReputationOf, outbound?: OutboundEngines): Map<string, SkuHandler<any>> {
+  // One venue-read cache and one feed cache for every engine that reads markets or news.
+  const market = outbound && new MarketReader(outbound.venues, outbound.priceCacheMs);
+  const feeds = outbound && newsFeedReader(outbound);
   const handlers: SkuHandler<any>[] = [
     // Engines that reach outside run only with the operator's fetch policy.
     ...(outbound
@@ -45,9 +49,9 @@ export function skuHandlers(directory: AgentDirectory, reputationOf?: Reputation
           dataWebExtract(outbound.policy),
           oraclePriceFeed(outbound.venues, outbound.priceCacheMs),
           dataSecEdgarFiling(outbound.edgar),
-          ...marketEngines(outbound),
+          ...marketEngines(outbound, market!, feeds!),
           ...chainEngines(outbound),
-          ...newsEngines(outbound),
+          ...newsEngines(feeds!, market!),
           ...webEngines(outbound),
         ]
       : []),

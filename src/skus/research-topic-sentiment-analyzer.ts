@@ -1,0 +1,95 @@
+import { z } from "zod";
+import { CHANNELS } from "../news/feed-config.js";
+import type { FeedReader } from "../news/feed-reader.js";
+import { ChannelList, FeedsBlock, QueryBlock, TOPIC_MATCHING, TopicText, feedsBlock, feedsMarkdown, queryBlock, topicIssue } from "../news/news-deliverable.js";
+import { ExcludedItem, ScanStats, scanNews } from "../news/news-scan.js";
+import { ChannelSentiment, byChannel, scoreStories } from "../news/scored-stories.js";
+import { parseTopic } from "../news/topic-match.js";
+import { AggregateSentiment, ENGINE_NAME, NEGATIVE_THRESHOLD, POSITIVE_THRESHOLD, aggregate } from "../sentiment/lexicon-sentiment.js";
+import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
+
+// research.topic-sentiment-analyzer: the sentiment of a topic per channel (the curated feeds'
+// channels: general, business, tech, crypto), from the stories the news scan finds, each story scored
+// by the lexicon engine; per channel the item count, the mean normalized score, its label and the
+// stories behind it. No matching story at all means there is nothing to score: refused with
+// `no_coverage` (409, not charged). Every feed failing fails the call (503, not charged).
+
+const Input = z
+  .object({
+    topic: TopicText.optional(),
+    task: z.string().trim().min(1).max(4096).optional(),
+    channels: ChannelList.optional(),
+    max_age_hours: z.number().positive().max(24 * 30).optional(),
+  })
+  .loose()
+  .superRefine((v, ctx) => {
+    const topic = v.topic ?? v.task;
+    if (topic === undefined) return ctx.addIssue({ code: "custom", path: ["topic"], message: "a topic is required (topic, or the task text)" });
+    const issue = topicIssue(topic);
+    if (issue) ctx.addIssue({ code: "custom", path: [v.topic !== undefined ? "topic" : "task"], message: issue });
+  });
+type Input = z.infer<typeof Input>;
+
+export const Thresholds = z.object({ positive_at_or_above: z.number(), negative_at_or_below: z.number() });
+export const THRESHOLDS = { positive_at_or_above: POSITIVE_THRESHOLD, negative_at_or_below: NEGATIVE_THRESHOLD };
+
+export const TopicSentimentOutput = z.object({
+  topic: z.string(),
+  query: QueryBlock,
+  matching: z.string(),
+  engine: z.string(),
+  thresholds: Thresholds,
+  overall: AggregateSentiment,
+  channels: z.array(ChannelSentiment),
+  stats: ScanStats,
+  feeds: FeedsBlock,
+  excluded: z.array(ExcludedItem),
+  content_markdown: z.string(),
+  answered_at: z.string(),
+});
+
+const fmt = (n: number | null) => (n === null ? "n/a" : n.toFixed(3));
+
+export function researchTopicSentimentAnalyzer(reader: FeedReader): SkuHandler<Input> {
+  return {
+    skuId: "research.topic-sentiment-analyzer",
+    poweredBy: "svc-sentiment/lexicon",
+    input: Input,
+    output: TopicSentimentOutput,
+    async run(input, ctx) {
+      const q = parseTopic((input.topic ?? input.task)!);
+      const channels = input.channels ?? [...CHANNELS];
+      const scan = await scanNews(reader, q, { channels, maxAgeHours: input.max_age_hours, now: ctx.now });
+      if (scan.stories.length === 0) throw new SkuRefusal("no_coverage", `no story in the ${scan.stats.feeds_read} feeds read matches "${q.topic}"; nothing to score`);
+      const scored = scoreStories(scan.stories);
+      const perChannel = byChannel(scored, channels, scan.feeds);
+      const overall = aggregate(scored.map((s) => s.scored.sentiment));
+      const markdown = [
+        `# Sentiment on "${q.topic}"`,
+        "",
+        `Overall: ${overall.label} (${fmt(overall.normalized_score)}) over ${overall.count} stories.`,
+        "",
+        "| Channel | Stories | Score | Label | +/=/- |",
+        "|---|---|---|---|---|",
+        ...perChannel.map((c) => `| ${c.channel} | ${c.item_count} | ${fmt(c.sentiment.normalized_score)} | ${c.sentiment.label ?? "no data"} | ${c.sentiment.counts.positive}/${c.sentiment.counts.neutral}/${c.sentiment.counts.negative} |`),
+        "",
+        `Engine: ${ENGINE_NAME}; positive at or above ${POSITIVE_THRESHOLD}, negative at or below ${NEGATIVE_THRESHOLD}.`,
+        ...feedsMarkdown(scan),
+      ].join("\n");
+      return {
+        topic: q.topic,
+        query: queryBlock(q),
+        matching: TOPIC_MATCHING,
+        engine: ENGINE_NAME,
+        thresholds: THRESHOLDS,
+        overall,
+        channels: perChannel,
+        stats: scan.stats,
+        feeds: feedsBlock(scan),
+        excluded: scan.excluded,
+        content_markdown: markdown,
+        answered_at: ctx.now.toISOString(),
+      };
+    },
+  };
+}

@@ -13,7 +13,7 @@ import { WebhookEventEntity } from "./webhook-event.entity.js";
 // A non-2xx answer, a timeout or a refused address is retried with exponential backoff until the retry
 // window (24 hours by default) has passed; then the event is `dead`. Receivers de-duplicate by event id.
 
-export const WEBHOOK_EVENT_TYPES = ["callback.test", "wallet.updated", "key.rotated", "identity.linked", "bid.received", "job.assigned", "job.completed", "payout.released"] as const;
+export const WEBHOOK_EVENT_TYPES = ["callback.test", "wallet.updated", "key.rotated", "identity.linked", "bid.received", "job.assigned", "job.completed", "payout.released", "introduction.received"] as const;
 export const SIGNATURE_HEADER = "svc-signature";
 
 export function signWebhook(secret: string, timestamp: number, body: string): string {

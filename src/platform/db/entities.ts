@@ -9,6 +9,7 @@ import { DisputeEntity } from "../../arbitration/dispute.entity.js";
 import { SealEntity } from "../../skus/seal.entity.js";
 import { PriceAlertEntity, PriceAlertEventEntity } from "../../alerts/price-alert.entity.js";
 import { AgentEntity } from "../../registry/agent.entity.js";
+import { IntroductionEntity } from "../../social/introduction.entity.js";
 import { StarterNoteEntity } from "../../registry/starter-note.entity.js";
 import { CompDayEntity, CompGrantEntity } from "../../registry/comp.entity.js";
 import { WebhookEventEntity } from "../../webhooks/webhook-event.entity.js";
@@ -18,4 +19,4 @@ import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } f
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
   MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
-  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity];
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity];

@@ -10,6 +10,7 @@ import { trustEnvelopeProto } from "../x402/payment-gate.js";
 import type { Refunder } from "../x402/refunds.js";
 import type { PaymentStore } from "../x402/payment-store.js";
 import { JobQueue, MAX_ATTEMPTS } from "./job-queue.js";
+import { runInTransaction } from "../platform/db/transaction.js";
 import type { ServiceJobEntity } from "./service-job.entity.js";
 
 // Runs paid async jobs. A job that keeps failing after its payment settled is refunded on-chain.
@@ -101,14 +102,19 @@ export class JobWorker {
     // A comped job has no payment: nothing was charged, so nothing is refunded if it fails.
     const payment = await this.d.store.get(job.paymentId);
     try {
-      const deliverable = await runEngine(handler, JSON.parse(job.inputJson), { manager: this.d.ds.manager, payer: job.payer, paymentId: job.paymentId, now: new Date(), proofKey: this.d.proofKey });
+      const ctx = { manager: this.d.ds.manager, payer: job.payer, paymentId: job.paymentId, now: new Date(), proofKey: this.d.proofKey };
+      const deliverable = await runEngine(handler, JSON.parse(job.inputJson), ctx);
       const result = payment?.responseJson
         ? fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson))
         : create(CallServiceResponseSchema, { skuId: job.skuId, jobId: job.jobId, pollUrl: `/v1/services/result/${job.jobId}`, poweredBy: handler.poweredBy, charged: false });
       result.status = CallStatus.DELIVERED;
       result.deliverable = deliverable;
       result.svcTrust = trustEnvelopeProto(deliverable, job.manifestJson ? JSON.parse(job.manifestJson) : this.d.manifest(sku));
-      await this.d.jobs.move(job.jobId, ["running"], "delivered", { resultJson: JSON.stringify(toJson(CallServiceResponseSchema, result)), finishTime: new Date(), leaseUntil: null });
+      // The job's lasting effects are written with its delivery: a job that lost its lease writes nothing.
+      await runInTransaction(this.d.ds, async (m) => {
+        if (!(await this.d.jobs.move(job.jobId, ["running"], "delivered", { resultJson: JSON.stringify(toJson(CallServiceResponseSchema, result)), finishTime: new Date(), leaseUntil: null }, m))) return;
+        await handler.commit?.(m, deliverable, { ...ctx, manager: m });
+      });
     } catch (err) {
       this.d.log.warn({ err, jobId: job.jobId, attempt: job.attempts }, "async job attempt failed");
       // A refusal (e.g. the target trips the content-trap scan) will not change on a retry.

@@ -23,7 +23,7 @@ export interface SkuHandler<I = unknown> {
   /** Input schema, published in the catalog as `x-input-schema`. */
   readonly input: z.ZodType<I>;
   /** Deliverable schema, published in the catalog as `x-output-schema` (the shape `run` returns). */
-  readonly output?: z.ZodType;
+  readonly output: z.ZodType;
   /**
    * The upstreams (origin URLs or venue names) a call will reach; their circuit breakers are checked
    * before any charge (an open breaker refuses with 409 `circuit_open`).
@@ -40,6 +40,13 @@ export interface SkuHandler<I = unknown> {
    * (no worker claims it) and this runs in the settlement's transaction.
    */
   awaitOperator?(manager: EntityManager, job: { jobId: string; payer: string; input: I; now: Date }): Promise<void>;
+  /**
+   * Writes the call's lasting effects (rows, proof records, notifications) from its deliverable. It runs
+   * in the settlement's transaction (sync SKUs; also when the settlement is finalized by the reconciler
+   * after a crash) or with the delivered job (async SKUs), so a call whose payment never settles leaves
+   * nothing behind. `run` must therefore not write; it computes the deliverable (ids included).
+   */
+  commit?(manager: EntityManager, deliverable: JsonObject, ctx: SkuContext): Promise<void>;
   /**
    * Produces the deliverable; throws to fail the call (nothing is charged). Throwing a `SkuRefusal`
    * (a flagged target, an unusable page) answers 409 with its reason instead of 503 `service_failed`.
@@ -65,8 +72,8 @@ export class SkuRefusal extends Error {
 /** Runs the engine and holds its deliverable to the published output schema: a mismatch fails the call (uncharged). */
 export async function runEngine<I>(handler: SkuHandler<I>, input: I, ctx: SkuContext): Promise<JsonObject> {
   const deliverable = await handler.run(input, ctx);
-  const checked = handler.output?.safeParse(deliverable);
-  if (checked && !checked.success) {
+  const checked = handler.output.safeParse(deliverable);
+  if (!checked.success) {
     const where = checked.error.issues.slice(0, 5).map((i) => `${i.path.join(".") || "(deliverable)"}: ${i.message}`).join("; ");
     throw new Error(`${handler.skuId} produced a deliverable outside its published output schema (${where})`);
   }

@@ -7,7 +7,7 @@ import type { SkuHandler } from "./sku-handler.js";
 
 export interface SkuSchemas {
   input: JsonObject;
-  output: JsonObject | undefined;
+  output: JsonObject;
 }
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonObject {
@@ -19,6 +19,6 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonObject {
 /** Each handler's published schemas, by SKU id. */
 export function skuSchemas(handlers: ReadonlyMap<string, SkuHandler<any>>): Map<string, SkuSchemas> {
   const out = new Map<string, SkuSchemas>();
-  for (const [skuId, h] of handlers) out.set(skuId, { input: jsonSchema(h.input, "input"), output: h.output && jsonSchema(h.output, "output") });
+  for (const [skuId, h] of handlers) out.set(skuId, { input: jsonSchema(h.input, "input"), output: jsonSchema(h.output, "output") });
   return out;
 }

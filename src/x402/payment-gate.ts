@@ -213,7 +213,9 @@ export class PaymentGate {
   private async comped(sku: SkuDefinition, handler: SkuHandler<any>, input: unknown, compId: string, wallet: string, manifest: JsonObject): Promise<CallServiceResponse> {
     const reason = `comped audit ${compId}: nothing was charged`;
     if (sku.mode === "sync") {
-      const deliverable = await runEngine(handler, input, { manager: this.d.ds.manager, payer: wallet, paymentId: compId, now: new Date(), proofKey: this.d.proofKey });
+      const ctx = { manager: this.d.ds.manager, payer: wallet, paymentId: compId, now: new Date(), proofKey: this.d.proofKey };
+      const deliverable = await runEngine(handler, input, ctx);
+      if (handler.commit) await runInTransaction(this.d.ds, (m) => handler.commit!(m, deliverable, { ...ctx, manager: m }));
       return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.DELIVERED, deliverable, svcTrust: trustEnvelopeProto(deliverable, manifest), poweredBy: handler.poweredBy, charged: false, reason });
     }
     const jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: compId, payer: wallet, inputJson: JSON.stringify(input), manifestJson: JSON.stringify(manifest) });
@@ -344,6 +346,11 @@ export class PaymentGate {
       }
       stored.paymentProof = create(PaymentProofSchema, { txHash, network: net.caip2, amount: payment.amount.toString(), payer: payment.payer, proofUrl: `/v1/proofs/settlement/${txHash}` });
       await this.d.store.transition(paymentId, ["settled"], "settled", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
+      // The delivered call's lasting effects land with its settlement, never without it.
+      const handler = this.d.handlers.get(payment.skuId);
+      if (handler?.commit && stored.deliverable) {
+        await handler.commit(m, stored.deliverable, { manager: m, payer: payment.payer, paymentId, now: new Date(), proofKey: this.d.proofKey });
+      }
       const family = payment.skuId.split(".")[0]!;
       const provider = `svc:${family}`;
       const { fee, payout } = feeSplit(payment.amount, this.d.challengeContext.feeBps);

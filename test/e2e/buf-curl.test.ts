@@ -25,7 +25,7 @@ describe("buf curl against the server", () => {
   it("reads the rules over Connect, and a SKU with no engine is refused before any charge", async () => {
     const { stdout } = await bufCurl("--protocol", "connect", `${srv.url}/svc.rules.v1.RulesService/GetRules`);
     expect(JSON.parse(stdout)).to.have.property("rulesVersion", "2026-09-26");
-    const err = await bufCurl("--protocol", "grpcweb", "-d", '{"sku_id":"oracle.volatility-monitor"}', `${srv.url}/svc.payment.v1.PaymentService/CallService`).catch((e: { stderr: string; stdout: string }) => e);
+    const err = await bufCurl("--protocol", "grpcweb", "-d", '{"sku_id":"translation.zh-en"}', `${srv.url}/svc.payment.v1.PaymentService/CallService`).catch((e: { stderr: string; stdout: string }) => e);
     expect(`${(err as { stdout: string }).stdout}${(err as { stderr: string }).stderr}`).to.contain("failed_precondition").and.to.contain("not sold on this server");
   });
 });

@@ -81,6 +81,36 @@ describe("catalog over every front (gRPC h2c, gRPC-Web, Connect JSON, REST)", ()
 
   it("marks available exactly the SKUs whose engine runs here; the others are not sold", async () => {
     const res = await createClient(CatalogService, createConnectTransport({ baseUrl: srv.url, httpVersion: "1.1" })).listServices({});
-    expect(res.services.filter((s) => s.available).map((s) => s.skuId)).to.deep.equal(["agent.prehire-check", "agent.trust-badge", "arbitration.dispute-settlement", "attestation.single-use-seal", "data.sec-edgar-filing", "data.web-extract", "ops.link-integrity", "oracle.price-feed", "reputation.lookup"]);
+    expect(res.services.filter((s) => s.available).map((s) => s.skuId)).to.deep.equal([
+      "agent.prehire-check",
+      "agent.trust-badge",
+      "arbitration.dispute-settlement",
+      "attestation.single-use-seal",
+      "content.youtube-research",
+      "crypto.investment-plays",
+      "crypto.market-analyzer",
+      "data.business-registry",
+      "data.sec-edgar-filing",
+      "data.web-extract",
+      "finops.token-spend-audit",
+      "ops.link-integrity",
+      "oracle.alert-generator",
+      "oracle.comprehensive-report",
+      "oracle.cross-chain-prices",
+      "oracle.historical-analysis",
+      "oracle.market-arbitrage",
+      "oracle.price-feed",
+      "oracle.sentiment-analysis",
+      "oracle.volatility-monitor",
+      "procurement.trust-layer",
+      "reputation.lookup",
+      "research.topic-deep-researcher",
+      "research.topic-news-scanner",
+      "research.topic-sentiment-analyzer",
+      "security.audit-attestation",
+      "security.card-verify",
+      "security.process-attestation",
+      "social.verified_introduction",
+    ]);
   });
 });

@@ -96,14 +96,14 @@ describe("REST shim surface", () => {
   });
 
   it("refuses a SKU whose engine is not written yet with 409 service_unavailable, before any challenge", async () => {
-    const res = await post("/v1/services/oracle.volatility-monitor", JSON.stringify({ task: "BTC-USD" }));
+    const res = await post("/v1/services/translation.zh-en", JSON.stringify({ task: "BTC-USD" }));
     expect(res.status).to.equal(409);
     expect(res.headers.get("payment-required")).to.equal(null);
     expect(await res.json()).to.have.nested.property("error.code", "service_unavailable");
   });
 
   it("refuses an outdated kit with 409 kit_outdated naming the minimum and where to refresh", async () => {
-    const res = await post("/v1/services/oracle.volatility-monitor", "{}", { "x-kit-version": "2026.09.01" });
+    const res = await post("/v1/services/translation.zh-en", "{}", { "x-kit-version": "2026.09.01" });
     expect(res.status).to.equal(409);
     const body = (await res.json()) as ErrorBody;
     expect(body.error.code).to.equal("kit_outdated");
@@ -111,8 +111,8 @@ describe("REST shim surface", () => {
   });
 
   it("refuses a malformed kit version with 400 and lets a current kit through", async () => {
-    expect((await post("/v1/services/oracle.volatility-monitor", "{}", { "x-kit-version": "latest" })).status).to.equal(400);
-    const current = await post("/v1/services/oracle.volatility-monitor", "{}", { "x-kit-version": "2026.09.07" });
+    expect((await post("/v1/services/translation.zh-en", "{}", { "x-kit-version": "latest" })).status).to.equal(400);
+    const current = await post("/v1/services/translation.zh-en", "{}", { "x-kit-version": "2026.09.07" });
     expect(await current.json()).to.have.nested.property("error.code", "service_unavailable");
   });
 

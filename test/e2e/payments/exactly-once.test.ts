@@ -13,7 +13,7 @@ describe("exactly-once settlement", function () {
   this.timeout(120_000);
   let srv: TestServer;
   before(async () => {
-    srv = await startTestServer();
+    srv = await startTestServer({ PAYER_RATE_LIMIT_PER_MINUTE: "0" }); // floods from one payer on purpose: the rate limit is tested elsewhere
   });
   after(() => srv.close());
 

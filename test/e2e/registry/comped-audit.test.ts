@@ -16,6 +16,7 @@ const echoAudit: SkuHandler<{ target: string }> = {
   skuId: SKU,
   poweredBy: "test-engine",
   input: z.object({ target: z.string() }).loose(),
+  output: z.object({ target: z.string(), note: z.string() }),
   run: async (input) => ({ target: input.target, note: "test engine" }),
 };
 

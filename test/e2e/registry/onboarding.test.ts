@@ -20,6 +20,7 @@ const echoAlert: SkuHandler<{ task: string }> = {
   skuId: "oracle.alert-generator",
   poweredBy: "test-engine",
   input: z.object({ task: z.string() }).loose(),
+  output: z.object({ alert: z.string(), state: z.string() }),
   run: async (input) => ({ alert: input.task, state: "armed" }),
 };
 

@@ -54,8 +54,8 @@ describe(`job queue claims (${dialect})`, function () {
     const [id] = await makeJobs(1, "lease");
     const dying = new JobQueue(sources[1]!, 50);
     expect((await dying.claim())?.jobId).to.equal(id);
-    // Not claimable while the lease holds…
-    expect(await new JobQueue(sources[2]!).claim()).to.equal(undefined);
+    // Not claimable while the lease holds (earlier tests may have left jobs of their own in this database)…
+    for (let other = await new JobQueue(sources[2]!).claim(); other; other = await new JobQueue(sources[2]!).claim()) expect(other.jobId).not.to.equal(id);
     await new Promise((r) => setTimeout(r, 120));
     // …and claimable again once it has run out, as the worker died without finishing.
     const again = await new JobQueue(sources[2]!).claim();

@@ -28,11 +28,10 @@ export class AlertStore {
     return manager.countBy(PriceAlertEntity, { owner, state: In([...LIVE_STATES]), expireTime: MoreThan(now) });
   }
 
-  async create(alert: PriceAlertEntity, first: PriceAlertEventEntity): Promise<void> {
-    await runInTransaction(this.ds, async (m) => {
-      await m.insert(PriceAlertEntity, alert);
-      await m.insert(PriceAlertEventEntity, first);
-    });
+  /** Stores a new alert with its first evaluation, in the caller's transaction (the call's settlement). */
+  async create(manager: EntityManager, alert: PriceAlertEntity, first: PriceAlertEventEntity): Promise<void> {
+    await manager.insert(PriceAlertEntity, alert);
+    await manager.insert(PriceAlertEventEntity, first);
   }
 
   /** Live alerts whose next evaluation is due. */

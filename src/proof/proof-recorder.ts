@@ -45,15 +45,15 @@ export function canonicalRecord(p: ProofInput): string {
   return canonicalJson({ kind: p.kind, settlement_ref: p.settlementRef, task_class: p.taskClass, ts: p.ts.toISOString(), body: p.body });
 }
 
-/** Records a proof once per (kind, settlement_ref); returns the stored record. */
-export async function recordProof(manager: EntityManager, key: ProofKey, p: ProofInput): Promise<ProofRecordEntity> {
-  if (p.settlementRef) {
-    const existing = await manager.findOneBy(ProofRecordEntity, { kind: p.kind, settlementRef: p.settlementRef });
-    if (existing) return existing;
-  }
+/**
+ * The record as it will be stored, signed and hashed, without writing it (its `sequence` is assigned on
+ * insert). Engines that must show a proof in their deliverable prepare it in `run` and record the same
+ * record in `commit`: the hash and both signatures are deterministic in the record's content.
+ */
+export function prepareProof(key: ProofKey, p: ProofInput, proofId = newId("prf")): ProofRecordEntity {
   const canonical = canonicalRecord(p);
-  const record = manager.create(ProofRecordEntity, {
-    proofId: newId("prf"),
+  return Object.assign(new ProofRecordEntity(), {
+    proofId,
     kind: p.kind,
     settlementRef: p.settlementRef,
     taskClass: p.taskClass,
@@ -63,6 +63,18 @@ export async function recordProof(manager: EntityManager, key: ProofKey, p: Proo
     integritySignature: createHmac("sha256", key.hmacKey).update(canonical).digest("hex"),
     ed25519Signature: key.signer.sign(canonical),
   });
+}
+
+/**
+ * Records a proof once per (kind, settlement_ref); returns the stored record. `proofId` is the id a
+ * deliverable already shows (see prepareProof); a fresh one is drawn otherwise.
+ */
+export async function recordProof(manager: EntityManager, key: ProofKey, p: ProofInput, proofId?: string): Promise<ProofRecordEntity> {
+  if (p.settlementRef) {
+    const existing = await manager.findOneBy(ProofRecordEntity, { kind: p.kind, settlementRef: p.settlementRef });
+    if (existing) return existing;
+  }
+  const record = prepareProof(key, p, proofId);
   // insert, not save: save opens an implicit transaction of its own.
   const res = await manager.insert(ProofRecordEntity, record);
   record.sequence = Number(res.identifiers[0]!.sequence);

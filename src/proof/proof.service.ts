@@ -1,13 +1,15 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { In, LessThan, MoreThan, type DataSource } from "typeorm";
-import type { GetProofRequest, GetSettlementProofRequest, ListSettlementProofsRequest, ProofService, StreamProofsRequest } from "../../gen/svc/proof/v1/proof_service_pb.js";
+import type { GetProofRequest, GetSettlementProofRequest, ListSettlementProofsRequest, ProofService, StreamProofsRequest, VerifySealRequest } from "../../gen/svc/proof/v1/proof_service_pb.js";
 import { errors } from "../platform/rpc/errors.js";
 import { ProofRecordEntity } from "./proof-record.entity.js";
 import { toProofRecordProto } from "./proof.mapper.js";
 import { PROOF_KIND, type ProofKey } from "./proof-recorder.js";
 import { inclusionOf, MERKLE_TREE } from "./proof-anchorer.js";
+import { verifySeal } from "./seal-verification.js";
 
-// The public proof rail: settlement proofs, newest first, paged by sequence.
+// The public proof rail: settlement proofs, newest first, paged by sequence; any record by id; the
+// verification of single-use seals.
 
 export const PROOF_PAGE_DEFAULT = 50;
 export const PROOF_PAGE_MAX = 500;
@@ -80,6 +82,11 @@ export class ProofServiceImpl implements Partial<ServiceImpl<typeof ProofService
         ctx.signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
       });
     }
+  }
+
+  /** Checks content against a single-use seal; the first matching verification uses it. */
+  verifySeal(req: VerifySealRequest) {
+    return verifySeal(this.ds, this.key, req);
   }
 
   async getProof(req: GetProofRequest) {

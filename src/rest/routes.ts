@@ -74,6 +74,7 @@ export function restRoutes(docs: DocumentHandlers): RestRoute[] {
     { kind: "rpc", method: "GET", path: "/v1/proofs/settlement/{tx_hash}", rpc: PR.getSettlementProof, tag: "proofs", summary: "One settlement proof" },
     { kind: "rpc", method: "GET", path: "/v1/proofs/keys", rpc: PR.getSigningKeys, tag: "proofs", summary: "Public keys that verify proof signatures" },
     { kind: "rpc", method: "GET", path: "/v1/proofs/{proof_id}", rpc: PR.getProof, tag: "proofs", summary: "Any proof record with its inclusion proof" },
+    { kind: "rpc", method: "POST", path: "/v1/seals/{seal_id}/verify", rpc: PR.verifySeal, tag: "proofs", summary: "Verify content against a single-use seal (the first match uses it)" },
 
     // Paid SKU calls.
     { kind: "rpc", method: "POST", path: "/v1/services/{sku_id}", rpc: P.callService, tag: "payment", auth: "x402", summary: "One paid call of a SKU (x402)", request: callBody },

@@ -15,6 +15,7 @@ export const STATUS_BY_REASON: Readonly<Record<string, number>> = {
   job_not_found: 404,
   result_expired: 404,
   proof_not_found: 404,
+  seal_not_found: 404,
   faucet_unavailable: 404,
   facilitator_api_closed: 403,
   not_your_agent: 403,

@@ -1,14 +1,22 @@
 import { createHash, createHmac } from "node:crypto";
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { EntityManager } from "typeorm";
 import { z } from "zod";
 import { canonicalJson } from "../platform/canonical-json.js";
 import { newId } from "../platform/ids.js";
-import { signatureDisclosure } from "../proof/proof-recorder.js";
+import { PROOF_KIND, recordProof, signatureDisclosure, type ProofInput } from "../proof/proof-recorder.js";
 import { SealEntity } from "./seal.entity.js";
-import type { SkuHandler } from "./sku-handler.js";
+import type { SkuContext, SkuHandler } from "./sku-handler.js";
 import { Iso } from "./output-shapes.js";
 
 // attestation.single-use-seal: seals that content (by its SHA-256) was produced by an agent at a time.
-// The seal is stored, signed, and can be verified once as unused before it reports its use.
+// The seal is HMAC-signed, recorded on the proof rail (kind 30110, task class `attestation`, verifiable
+// with `svc verify <proof_id>`), and verifies once as unused at POST /v1/seals/{seal_id}/verify; every
+// later verification reports its use. `run` only computes; the seal row and its proof record are written
+// by `commit`, with the settlement, so a seal whose payment never settles does not exist.
+
+export const SEAL_TASK_CLASS = "attestation";
+export const SEAL_ID = /^seal_[0-9a-z]{20}$/;
 
 const Input = z
   .object({
@@ -32,8 +40,37 @@ const Output = z.object({
   signature: z.string(),
   signature_alg: z.string(),
   signature_disclosure: z.string(),
+  proof_id: z.string().describe("the seal's record on the proof rail (kind 30110): `svc verify <proof_id>`"),
+  proof_url: z.string(),
+  verify_url: z.string().describe("POST here with content or content_sha256: the first matching verification uses the seal"),
 });
 
+/** The proof-rail record of a seal: its claim and the payment that bought it (public fields only). */
+function sealProof(d: { seal_id: string; content_sha256: string; producer: string; produced_at: string; sealed_at: string; payer: string }, paymentId: string): ProofInput {
+  return {
+    kind: PROOF_KIND.audit,
+    settlementRef: d.seal_id,
+    taskClass: SEAL_TASK_CLASS,
+    ts: new Date(d.sealed_at),
+    body: { seal_id: d.seal_id, content_sha256: d.content_sha256, producer: d.producer, produced_at: d.produced_at, sealed_at: d.sealed_at, payer: d.payer, payment_id: paymentId },
+  };
+}
+
+/** Writes the seal row and its proof record from the deliverable (in the settlement's transaction). */
+async function commitSeal(manager: EntityManager, deliverable: JsonObject, ctx: SkuContext): Promise<void> {
+  const d = Output.parse(deliverable);
+  await manager.insert(SealEntity, {
+    sealId: d.seal_id,
+    contentSha256: d.content_sha256,
+    producer: d.producer,
+    producedAt: new Date(d.produced_at),
+    payer: d.payer,
+    signature: d.signature,
+    sealedAt: new Date(d.sealed_at),
+    usedAt: null,
+  });
+  await recordProof(manager, ctx.proofKey, sealProof(d, ctx.paymentId), d.proof_id);
+}
 
 export function attestationSingleUseSeal(): SkuHandler<Input> {
   return {
@@ -47,17 +84,19 @@ export function attestationSingleUseSeal(): SkuHandler<Input> {
       const sealId = newId("seal");
       const claim = { seal_id: sealId, content_sha256: contentSha256, producer: input.producer, produced_at: producedAt.toISOString(), sealed_at: ctx.now.toISOString(), payer: ctx.payer };
       const signature = createHmac("sha256", ctx.proofKey.hmacKey).update(canonicalJson(claim)).digest("hex");
-      await ctx.manager.insert(SealEntity, {
-        sealId,
-        contentSha256,
-        producer: input.producer,
-        producedAt,
-        payer: ctx.payer,
+      // The proof record is written by commit from this same claim; the deliverable shows its id already.
+      const proofId = newId("prf");
+      return {
+        ...claim,
+        state: "unused",
         signature,
-        sealedAt: ctx.now,
-        usedAt: null,
-      });
-      return { ...claim, state: "unused", signature, signature_alg: "HMAC-SHA256 over RFC 8785 canonical JSON of the claim", signature_disclosure: signatureDisclosure(ctx.proofKey) };
+        signature_alg: "HMAC-SHA256 over RFC 8785 canonical JSON of the claim",
+        signature_disclosure: signatureDisclosure(ctx.proofKey),
+        proof_id: proofId,
+        proof_url: `/v1/proofs/${proofId}`,
+        verify_url: `/v1/seals/${sealId}/verify`,
+      };
     },
+    commit: commitSeal,
   };
 }

@@ -5,12 +5,13 @@ import { VENUES, type Venue, type VenueClient } from "../market-data/venues.js";
 import { newId } from "../platform/ids.js";
 import { evaluate, readingOf } from "../alerts/alert-evaluator.js";
 import { AlertStore, eventOf } from "../alerts/alert-store.js";
-import { PriceAlertEntity, type PriceAlertEventEntity } from "../alerts/price-alert.entity.js";
+import { PriceAlertEntity, PriceAlertEventEntity } from "../alerts/price-alert.entity.js";
 import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 
 // oracle.alert-generator: defines a price alert (pair, venue, condition above/below/pct-move,
-// threshold, max data age), evaluates it once at once from the venue, stores it, and the server's
-// scheduler evaluates it every ALERT_EVAL_INTERVAL_SECONDS until it fires or expires. A call with an
+// threshold, max data age), evaluates it once at once from the venue, stores it with the call's
+// settlement (an alert whose payment never settles is never stored), and the server's scheduler
+// evaluates it every ALERT_EVAL_INTERVAL_SECONDS until it fires or expires. A call with an
 // `alert_id` instead returns that alert's state and history; only the wallet that created it may ask
 // (checked before any charge). Creation fails without a charge when the venue cannot be read.
 
@@ -184,9 +185,51 @@ export function oracleAlertGenerator(ds: DataSource, venues: VenueClient, venueU
         expireTime: new Date(now.getTime() + settings.ttlMs),
         nextEvalTime: new Date(now.getTime() + settings.evalIntervalMs),
       });
+      // Shown now, stored by commit with the settlement: an unpaid alert is never evaluated.
       const first = eventOf(alert.alertId, 1, now, ev, reading, "created: ");
-      await store.create(alert, first);
       return alertJson(alert, [first], settings, now, "created");
     },
+    async commit(manager, deliverable, ctx) {
+      const d = AlertGeneratorOutput.parse(deliverable);
+      if (d.request !== "created") return;
+      const { alert, history } = rowsOf(d, ctx.paymentId, settings);
+      await store.create(manager, alert, history[0]!);
+    },
   };
+}
+
+const date = (s: string | null) => (s === null ? null : new Date(s));
+
+/** The rows a creating call's deliverable describes: the alert and its first evaluation. */
+function rowsOf(d: z.infer<typeof AlertGeneratorOutput>, paymentId: string, settings: AlertSettings) {
+  const created = new Date(d.created_at);
+  const last = d.last_evaluation;
+  const alert = Object.assign(new PriceAlertEntity(), {
+    alertId: d.alert_id,
+    owner: d.owner,
+    paymentId,
+    pair: d.pair,
+    venue: d.venue,
+    condition: d.condition,
+    threshold: d.threshold,
+    referencePrice: d.reference_price,
+    maxAgeSeconds: d.max_data_age_seconds,
+    state: d.state,
+    firedAt: date(d.fired_at),
+    firedPrice: d.fired_price,
+    lastPrice: last.price,
+    lastDataTime: date(last.data_time),
+    lastReadTime: date(last.source?.read_at ?? null),
+    lastEndpoint: last.source?.endpoint ?? null,
+    lastEvalTime: date(last.evaluated_at),
+    lastError: last.error,
+    evaluations: d.evaluations,
+    createTime: created,
+    expireTime: new Date(d.expires_at),
+    nextEvalTime: new Date(created.getTime() + settings.evalIntervalMs),
+  });
+  const history = d.history.map((e) =>
+    Object.assign(new PriceAlertEventEntity(), { eventId: newId("alev"), alertId: d.alert_id, evaluation: e.evaluation, eventTime: new Date(e.at), state: e.state, price: e.price, dataTime: date(e.data_time), endpoint: e.endpoint, note: e.note }),
+  );
+  return { alert, history };
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { AttestationProofSchema, recordAttestation } from "../attestations/attestation-record.js";
+import { AttestationProofSchema, commitAttestation, prepareAttestation } from "../attestations/attestation-record.js";
 import { checkClaims, claimsMatch, readReport, reportSha256, type EvidenceClass } from "../attestations/audit-claims.js";
 import { lookupAgent } from "./registered-agent.js";
 import type { SkuHandler } from "./sku-handler.js";
@@ -88,7 +88,7 @@ export function securityAuditAttestation(directory: AgentDirectory): SkuHandler<
       if (computed && input.report_sha256) claims.unshift({ claim: "report_sha256", claimed: input.report_sha256, reported: computed, matches: computed === input.report_sha256 });
       const evidenceClass: EvidenceClass = report !== undefined ? "observed_report" : input.report_sha256 ? "declared_report_hash" : "self_declared";
       const subjectAgent = await lookupAgent(directory, ctx.manager, input.subject);
-      const { attestationId, body, proof } = await recordAttestation(ctx, "aat", (id) => ({
+      const { attestationId, body, proof } = prepareAttestation(ctx, "aat", (id) => ({
         attestation_id: id,
         attestation_type: "audit",
         sku_id: "security.audit-attestation",
@@ -107,5 +107,7 @@ export function securityAuditAttestation(directory: AgentDirectory): SkuHandler<
       }));
       return { attestation_id: attestationId, statement: body, proof };
     },
+    // The statement reaches the proof rail only with the settlement of the call that paid for it.
+    commit: (manager, deliverable, ctx) => commitAttestation(manager, ctx.proofKey, deliverable),
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { AttestationProofSchema, recordAttestation } from "../attestations/attestation-record.js";
+import { AttestationProofSchema, commitAttestation, prepareAttestation } from "../attestations/attestation-record.js";
 import { checkProcess, STEPS_MERKLE_TREE, type ReportedStep } from "../attestations/process-steps.js";
 import { lookupAgent } from "./registered-agent.js";
 import type { SkuHandler } from "./sku-handler.js";
@@ -90,7 +90,7 @@ export function securityProcessAttestation(directory: AgentDirectory): SkuHandle
       }));
       const result = checkProcess(input.process.steps, input.process.ordered, reported);
       const actor = await lookupAgent(directory, ctx.manager, input.actor);
-      const { attestationId, body, proof } = await recordAttestation(ctx, "pat", (id) => ({
+      const { attestationId, body, proof } = prepareAttestation(ctx, "pat", (id) => ({
         attestation_id: id,
         attestation_type: "process",
         sku_id: "security.process-attestation",
@@ -110,5 +110,7 @@ export function securityProcessAttestation(directory: AgentDirectory): SkuHandle
       }));
       return { attestation_id: attestationId, statement: body, proof };
     },
+    // The statement reaches the proof rail only with the settlement of the call that paid for it.
+    commit: (manager, deliverable, ctx) => commitAttestation(manager, ctx.proofKey, deliverable),
   };
 }

@@ -2,13 +2,10 @@ import { getAddress } from "viem";
 import { In, IsNull, Not, type EntityManager } from "typeorm";
 import { z } from "zod";
 import { newId } from "../platform/ids.js";
-import { runInTransaction } from "../platform/db/transaction.js";
-import { canonicalJson } from "../platform/canonical-json.js";
 import { AgentEntity } from "../registry/agent.entity.js";
-import { IntroductionEntity } from "../social/introduction.entity.js";
+import { INTRODUCTION_EVENT, recordIntroduction } from "../social/introduction-record.js";
 import type { IdentityChain } from "../trust-evidence/identity-chain.js";
 import { identityStatus, IdentityStatusSchema, publicStatus, type IdentityStatus } from "../trust-evidence/identity-status.js";
-import { enqueueWebhook } from "../webhooks/webhook-outbox.js";
 import { AgentRef, lookupAgent } from "./registered-agent.js";
 import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 import type { AgentDirectory } from "./subject.js";
@@ -17,12 +14,12 @@ import type { AgentDirectory } from "./subject.js";
 // two registered agents to each other. Before anything is recorded: the delegation chain is verified
 // on-chain (the paying wallet owns, or is the agent wallet of, the ERC-8004 identity the introducer
 // linked, and that identity is still owned by the wallet that signed the link), and both introduced
-// agents' identities are checked (registered; a linked identity must still be held). Then, in one
-// transaction, the introduction is recorded and both agents are notified by a signed webhook
-// (`introduction.received`). An agent without a callback for that event cannot be notified, so the call is
-// `insufficient_subject` before any charge.
+// agents' identities are checked (registered; a linked identity must still be held). Then, with the
+// call's settlement (never without it), the introduction is recorded and both agents are notified by a
+// signed webhook (`introduction.received`). An agent without a callback for that event cannot be
+// notified, so the call is `insufficient_subject` before any charge.
 
-export const INTRODUCTION_EVENT = "introduction.received" as const;
+export { INTRODUCTION_EVENT };
 
 const Input = z
   .object({
@@ -137,38 +134,13 @@ export function socialVerifiedIntroduction(directory: AgentDirectory, chain: Ide
       ];
       const party = (a: AgentEntity, s: IdentityStatus) => ({ agent_id: a.agentId, name: a.name, payout_wallet: a.evmAddress, passport_url: `/a2a/passport/${a.agentId}`, identity: publicStatus(s) });
 
-      const events = await runInTransaction(ctx.manager.connection, async (m) => {
-        const ids: string[] = [];
-        for (const [i, a] of r.agents.entries()) {
-          const current = (await m.findOneBy(AgentEntity, { agentId: a.agentId }))!;
-          const other = r.agents[1 - i]!;
-          const eventId = await enqueueWebhook(m, current, INTRODUCTION_EVENT, {
-            introduction_id: introductionId,
-            introducer: { agent_id: introducer.agentId, name: introducer.name },
-            counterpart: { ...party(other, statuses[1 - i]!) },
-            message: input.message,
-            purpose: input.purpose ?? null,
-            delegation_chain: chainLinks,
-          });
-          if (!eventId) throw new SkuRefusal("not_notifiable", `${a.name} removed its callback for ${INTRODUCTION_EVENT}: it cannot be notified`);
-          ids.push(eventId);
-        }
-        await m.insert(IntroductionEntity, {
-          introductionId,
-          paymentId: ctx.paymentId,
-          payer,
-          introducerAgentId: introducer.agentId,
-          agentAId: r.agents[0]!.agentId,
-          agentBId: r.agents[1]!.agentId,
-          message: input.message,
-          purpose: input.purpose ?? null,
-          delegationJson: canonicalJson(chainLinks),
-          eventAId: ids[0]!,
-          eventBId: ids[1]!,
-          createTime: ctx.now,
-        });
-        return ids;
-      });
+      // Re-read now: an agent that dropped its callback since the precheck is refused before any charge.
+      const events: string[] = [];
+      for (const a of r.agents) {
+        const current = await ctx.manager.findOneBy(AgentEntity, { agentId: a.agentId });
+        if (!current || !subscribed(current)) throw new SkuRefusal("not_notifiable", `${a.name} removed its callback for ${INTRODUCTION_EVENT}: it cannot be notified`);
+        events.push(newId("evt"));
+      }
 
       return {
         introduction_id: introductionId,
@@ -187,5 +159,7 @@ export function socialVerifiedIntroduction(directory: AgentDirectory, chain: Ide
         ],
       };
     },
+    // The notifications and the introduction row are written with the settlement, from the deliverable.
+    commit: (m, deliverable, ctx) => recordIntroduction(m, IntroductionOutput.parse(deliverable), ctx.paymentId, getAddress(ctx.payer), ctx.now),
   };
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { devAccounts } from "../../../src/chain/dev-accounts.js";
 import { X402PaymentEntity } from "../../../src/x402/payment.entity.js";
 import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
+import { SealEntity } from "../../../src/skus/seal.entity.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
 import { b64, challengeOf, newBuyer, signV2Payment, usdcBalance } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
@@ -49,15 +50,18 @@ describe("reconciliation of interrupted settlements", function () {
     });
 
   /** An authorization valid for `validForS` seconds, sent through a facilitator that loses the settle answer. */
-  async function interruptedPayment(relaySettle: boolean, validForS = 300) {
+  async function interruptedPayment(relaySettle: boolean, validForS = 300, call?: { sku: string; body: unknown; whileDown?: (s: TestServer, payer: string) => Promise<void> }) {
     const flaky = await flakySettle(`${settler.url}/facilitator`, relaySettle);
     const first = await seller(flaky.url);
     const buyer = await newBuyer(settler);
     const before = await usdcBalance(settler, buyer.address);
-    const accepted = (await challengeOf(first, "agent.trust-badge", { subject: buyer.address })).accepts[0];
+    const sku = call?.sku ?? "agent.trust-badge";
+    const body = call?.body ?? { subject: buyer.address };
+    const accepted = (await challengeOf(first, sku, body)).accepts[0];
     const header = b64(await signV2Payment(buyer, accepted, { validBefore: BigInt(Math.floor(Date.now() / 1000) + validForS) }));
-    const res = await fetch(`${first.url}/v1/services/agent.trust-badge`, { method: "POST", headers: { ...json, "payment-signature": header }, body: JSON.stringify({ subject: buyer.address }) });
+    const res = await fetch(`${first.url}/v1/services/${sku}`, { method: "POST", headers: { ...json, "payment-signature": header }, body: JSON.stringify(body) });
     expect(res.status).to.equal(503);
+    await call?.whileDown?.(first, buyer.address);
     await first.close(); // the process "dies" with the payment in `settling`
     await flaky.close();
     await new Promise((r) => setTimeout(r, 1_100)); // older than SETTLE_TIMEOUT_MS: stale
@@ -77,6 +81,35 @@ describe("reconciliation of interrupted settlements", function () {
       expect(replay.status).to.equal(200);
       expect(((await replay.json()) as Record<string, any>).payment_proof.tx_hash).to.equal(row.txHash);
       expect(await usdcBalance(settler, buyer.address)).to.equal(before - 10_000n); // charged once
+      await expectLedgerConsistent(restarted.ds);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it("a seal whose settlement was mined but not recorded exists only once reconciliation records the settlement", async () => {
+    const body = { producer: "p", content: "sealed across a crash" };
+    const { buyer, before, header } = await interruptedPayment(true, 300, {
+      sku: "attestation.single-use-seal",
+      body,
+      whileDown: async (s, payer) => {
+        // Settled on-chain, not recorded: the seal and its proof record are not written yet.
+        const row = await s.ds.manager.findOneByOrFail(X402PaymentEntity, { skuId: "attestation.single-use-seal", state: "settling", payer });
+        const stored = JSON.parse(row.responseJson!).deliverable;
+        expect(await s.ds.manager.countBy(SealEntity, { sealId: stored.seal_id })).to.equal(0);
+        expect(await s.ds.manager.countBy(ProofRecordEntity, { proofId: stored.proof_id })).to.equal(0);
+      },
+    });
+    expect(await usdcBalance(settler, buyer.address)).to.equal(before - 50_000n);
+    const restarted = await seller(`${settler.url}/facilitator`);
+    try {
+      const replay = await fetch(`${restarted.url}/v1/services/attestation.single-use-seal`, { method: "POST", headers: { ...json, "payment-signature": header }, body: JSON.stringify(body) });
+      expect(replay.status).to.equal(200);
+      const d = ((await replay.json()) as Record<string, any>).deliverable;
+      expect(await restarted.ds.manager.countBy(SealEntity, { sealId: d.seal_id })).to.equal(1);
+      expect(await restarted.ds.manager.countBy(ProofRecordEntity, { proofId: d.proof_id, settlementRef: d.seal_id })).to.equal(1);
+      const verified = await fetch(`${restarted.url}/v1/seals/${d.seal_id}/verify`, { method: "POST", headers: json, body: JSON.stringify({ content: body.content }) });
+      expect(await verified.json()).to.include({ matches: true, state: "unused", consumed: true });
       await expectLedgerConsistent(restarted.ds);
     } finally {
       await restarted.close();

@@ -2,8 +2,10 @@
 // @generated from file svc/proof/v1/proof_service.proto (package svc.proof.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ProofRecord } from "./proof_pb.js";
 import { file_svc_proof_v1_proof } from "./proof_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/proof/v1/proof_service.proto.
  */
 export const file_svc_proof_v1_proof_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBzdmMvcHJvb2YvdjEvcHJvb2Zfc2VydmljZS5wcm90bxIMc3ZjLnByb29mLnYxIkAKG0xpc3RTZXR0bGVtZW50UHJvb2ZzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImIKHExpc3RTZXR0bGVtZW50UHJvb2ZzUmVzcG9uc2USKQoGcHJvb2ZzGAEgAygLMhkuc3ZjLnByb29mLnYxLlByb29mUmVjb3JkEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIsChlHZXRTZXR0bGVtZW50UHJvb2ZSZXF1ZXN0Eg8KB3R4X2hhc2gYASABKAkiRgoaR2V0U2V0dGxlbWVudFByb29mUmVzcG9uc2USKAoFcHJvb2YYASABKAsyGS5zdmMucHJvb2YudjEuUHJvb2ZSZWNvcmQiIwoPR2V0UHJvb2ZSZXF1ZXN0EhAKCHByb29mX2lkGAEgASgJIjwKEEdldFByb29mUmVzcG9uc2USKAoFcHJvb2YYASABKAsyGS5zdmMucHJvb2YudjEuUHJvb2ZSZWNvcmQiFwoVR2V0U2lnbmluZ0tleXNSZXF1ZXN0IpQBChZHZXRTaWduaW5nS2V5c1Jlc3BvbnNlEhsKE2VkMjU1MTlfcHVibGljX2tleXMYASADKAkSGAoQY2Fub25pY2FsaXphdGlvbhgCIAEoCRIWCg5hbmNob3JfYWRkcmVzcxgDIAEoCRIWCg5hbmNob3JfbmV0d29yaxgEIAEoCRITCgttZXJrbGVfdHJlZRgFIAEoCSJMChNTdHJlYW1Qcm9vZnNSZXF1ZXN0EhYKDmFmdGVyX3NlcXVlbmNlGAEgASgDEg0KBWtpbmRzGAIgAygFEg4KBmZvbGxvdxgDIAEoCCJAChRTdHJlYW1Qcm9vZnNSZXNwb25zZRIoCgVwcm9vZhgBIAEoCzIZLnN2Yy5wcm9vZi52MS5Qcm9vZlJlY29yZDL9AwoMUHJvb2ZTZXJ2aWNlEnIKFExpc3RTZXR0bGVtZW50UHJvb2ZzEikuc3ZjLnByb29mLnYxLkxpc3RTZXR0bGVtZW50UHJvb2ZzUmVxdWVzdBoqLnN2Yy5wcm9vZi52MS5MaXN0U2V0dGxlbWVudFByb29mc1Jlc3BvbnNlIgOQAgESbAoSR2V0U2V0dGxlbWVudFByb29mEicuc3ZjLnByb29mLnYxLkdldFNldHRsZW1lbnRQcm9vZlJlcXVlc3QaKC5zdmMucHJvb2YudjEuR2V0U2V0dGxlbWVudFByb29mUmVzcG9uc2UiA5ACARJOCghHZXRQcm9vZhIdLnN2Yy5wcm9vZi52MS5HZXRQcm9vZlJlcXVlc3QaHi5zdmMucHJvb2YudjEuR2V0UHJvb2ZSZXNwb25zZSIDkAIBEmAKDkdldFNpZ25pbmdLZXlzEiMuc3ZjLnByb29mLnYxLkdldFNpZ25pbmdLZXlzUmVxdWVzdBokLnN2Yy5wcm9vZi52MS5HZXRTaWduaW5nS2V5c1Jlc3BvbnNlIgOQAgESWQoMU3RyZWFtUHJvb2ZzEiEuc3ZjLnByb29mLnYxLlN0cmVhbVByb29mc1JlcXVlc3QaIi5zdmMucHJvb2YudjEuU3RyZWFtUHJvb2ZzUmVzcG9uc2UiADABYgZwcm90bzM", [file_svc_proof_v1_proof]);
+  fileDesc("CiBzdmMvcHJvb2YvdjEvcHJvb2Zfc2VydmljZS5wcm90bxIMc3ZjLnByb29mLnYxIkAKG0xpc3RTZXR0bGVtZW50UHJvb2ZzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImIKHExpc3RTZXR0bGVtZW50UHJvb2ZzUmVzcG9uc2USKQoGcHJvb2ZzGAEgAygLMhkuc3ZjLnByb29mLnYxLlByb29mUmVjb3JkEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIsChlHZXRTZXR0bGVtZW50UHJvb2ZSZXF1ZXN0Eg8KB3R4X2hhc2gYASABKAkiRgoaR2V0U2V0dGxlbWVudFByb29mUmVzcG9uc2USKAoFcHJvb2YYASABKAsyGS5zdmMucHJvb2YudjEuUHJvb2ZSZWNvcmQiIwoPR2V0UHJvb2ZSZXF1ZXN0EhAKCHByb29mX2lkGAEgASgJIjwKEEdldFByb29mUmVzcG9uc2USKAoFcHJvb2YYASABKAsyGS5zdmMucHJvb2YudjEuUHJvb2ZSZWNvcmQiFwoVR2V0U2lnbmluZ0tleXNSZXF1ZXN0IpQBChZHZXRTaWduaW5nS2V5c1Jlc3BvbnNlEhsKE2VkMjU1MTlfcHVibGljX2tleXMYASADKAkSGAoQY2Fub25pY2FsaXphdGlvbhgCIAEoCRIWCg5hbmNob3JfYWRkcmVzcxgDIAEoCRIWCg5hbmNob3JfbmV0d29yaxgEIAEoCRITCgttZXJrbGVfdHJlZRgFIAEoCSJMChNTdHJlYW1Qcm9vZnNSZXF1ZXN0EhYKDmFmdGVyX3NlcXVlbmNlGAEgASgDEg0KBWtpbmRzGAIgAygFEg4KBmZvbGxvdxgDIAEoCCJAChRTdHJlYW1Qcm9vZnNSZXNwb25zZRIoCgVwcm9vZhgBIAEoCzIZLnN2Yy5wcm9vZi52MS5Qcm9vZlJlY29yZCJ2ChFWZXJpZnlTZWFsUmVxdWVzdBIPCgdzZWFsX2lkGAEgASgJEhsKDmNvbnRlbnRfc2hhMjU2GAIgASgJSACIAQESFAoHY29udGVudBgDIAEoCUgBiAEBQhEKD19jb250ZW50X3NoYTI1NkIKCghfY29udGVudCL9AgoSVmVyaWZ5U2VhbFJlc3BvbnNlEg8KB3NlYWxfaWQYASABKAkSDwoHbWF0Y2hlcxgCIAEoCBImCgVzdGF0ZRgDIAEoDjIXLnN2Yy5wcm9vZi52MS5TZWFsU3RhdGUSEAoIY29uc3VtZWQYBCABKAgSKwoHdXNlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdmVyaWZpZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNvbnRlbnRfc2hhMjU2GAcgASgJEhAKCHByb2R1Y2VyGAggASgJEi8KC3Byb2R1Y2VkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglzZWFsZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHByb29mX2lkGAsgASgJEhEKCXByb29mX3VybBgMIAEoCSpTCglTZWFsU3RhdGUSGgoWU0VBTF9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVNFQUxfU1RBVEVfVU5VU0VEEAESEwoPU0VBTF9TVEFURV9VU0VEEAIy0AQKDFByb29mU2VydmljZRJyChRMaXN0U2V0dGxlbWVudFByb29mcxIpLnN2Yy5wcm9vZi52MS5MaXN0U2V0dGxlbWVudFByb29mc1JlcXVlc3QaKi5zdmMucHJvb2YudjEuTGlzdFNldHRsZW1lbnRQcm9vZnNSZXNwb25zZSIDkAIBEmwKEkdldFNldHRsZW1lbnRQcm9vZhInLnN2Yy5wcm9vZi52MS5HZXRTZXR0bGVtZW50UHJvb2ZSZXF1ZXN0Giguc3ZjLnByb29mLnYxLkdldFNldHRsZW1lbnRQcm9vZlJlc3BvbnNlIgOQAgESTgoIR2V0UHJvb2YSHS5zdmMucHJvb2YudjEuR2V0UHJvb2ZSZXF1ZXN0Gh4uc3ZjLnByb29mLnYxLkdldFByb29mUmVzcG9uc2UiA5ACARJgCg5HZXRTaWduaW5nS2V5cxIjLnN2Yy5wcm9vZi52MS5HZXRTaWduaW5nS2V5c1JlcXVlc3QaJC5zdmMucHJvb2YudjEuR2V0U2lnbmluZ0tleXNSZXNwb25zZSIDkAIBElEKClZlcmlmeVNlYWwSHy5zdmMucHJvb2YudjEuVmVyaWZ5U2VhbFJlcXVlc3QaIC5zdmMucHJvb2YudjEuVmVyaWZ5U2VhbFJlc3BvbnNlIgASWQoMU3RyZWFtUHJvb2ZzEiEuc3ZjLnByb29mLnYxLlN0cmVhbVByb29mc1JlcXVlc3QaIi5zdmMucHJvb2YudjEuU3RyZWFtUHJvb2ZzUmVzcG9uc2UiADABYgZwcm90bzM", [file_google_protobuf_timestamp, file_svc_proof_v1_proof]);
 
 /**
  * ListSettlementProofsRequest pages settlement proofs.
@@ -275,6 +277,173 @@ export const StreamProofsResponseSchema: GenMessage<StreamProofsResponse> = /*@_
   messageDesc(file_svc_proof_v1_proof_service, 9);
 
 /**
+ * VerifySealRequest names a seal and the content to check against it: give content_sha256 or content.
+ *
+ * @generated from message svc.proof.v1.VerifySealRequest
+ */
+export type VerifySealRequest = Message<"svc.proof.v1.VerifySealRequest"> & {
+  /**
+   * Seal id, as the attestation.single-use-seal deliverable gives it (`seal_...`).
+   *
+   * @generated from field: string seal_id = 1;
+   */
+  sealId: string;
+
+  /**
+   * SHA-256 of the content, 64 hex characters.
+   *
+   * @generated from field: optional string content_sha256 = 2;
+   */
+  contentSha256?: string | undefined;
+
+  /**
+   * The content itself, hashed as UTF-8 (at most 1,000,000 characters); may be empty.
+   *
+   * @generated from field: optional string content = 3;
+   */
+  content?: string | undefined;
+};
+
+/**
+ * Describes the message svc.proof.v1.VerifySealRequest.
+ * Use `create(VerifySealRequestSchema)` to create a new message.
+ */
+export const VerifySealRequestSchema: GenMessage<VerifySealRequest> = /*@__PURE__*/
+  messageDesc(file_svc_proof_v1_proof_service, 10);
+
+/**
+ * VerifySealResponse is the verdict on one verification.
+ *
+ * @generated from message svc.proof.v1.VerifySealResponse
+ */
+export type VerifySealResponse = Message<"svc.proof.v1.VerifySealResponse"> & {
+  /**
+   * Seal id.
+   *
+   * @generated from field: string seal_id = 1;
+   */
+  sealId: string;
+
+  /**
+   * Whether the content's SHA-256 equals the sealed one. A mismatch never uses the seal.
+   *
+   * @generated from field: bool matches = 2;
+   */
+  matches: boolean;
+
+  /**
+   * `unused` on the first matching verification (which uses the seal, see consumed) or while no content has matched yet; `used` afterwards.
+   *
+   * @generated from field: svc.proof.v1.SealState state = 3;
+   */
+  state: SealState;
+
+  /**
+   * Whether this verification used the seal (the first matching one; exactly one verification ever does).
+   *
+   * @generated from field: bool consumed = 4;
+   */
+  consumed: boolean;
+
+  /**
+   * When the seal was used: the time of its first matching verification. Set when state is `used`.
+   *
+   * @generated from field: google.protobuf.Timestamp used_at = 5;
+   */
+  usedAt?: Timestamp | undefined;
+
+  /**
+   * When this verification was answered.
+   *
+   * @generated from field: google.protobuf.Timestamp verified_at = 6;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * The sealed content's SHA-256, hex.
+   *
+   * @generated from field: string content_sha256 = 7;
+   */
+  contentSha256: string;
+
+  /**
+   * Who the seal says produced the content.
+   *
+   * @generated from field: string producer = 8;
+   */
+  producer: string;
+
+  /**
+   * When the seal says the content was produced.
+   *
+   * @generated from field: google.protobuf.Timestamp produced_at = 9;
+   */
+  producedAt?: Timestamp | undefined;
+
+  /**
+   * When the seal was made.
+   *
+   * @generated from field: google.protobuf.Timestamp sealed_at = 10;
+   */
+  sealedAt?: Timestamp | undefined;
+
+  /**
+   * The seal's record on the proof rail (kind 30110), checked by `svc verify <proof_id>`; empty for a seal made before seals were recorded.
+   *
+   * @generated from field: string proof_id = 11;
+   */
+  proofId: string;
+
+  /**
+   * Where the proof record is served (GET); empty with proof_id.
+   *
+   * @generated from field: string proof_url = 12;
+   */
+  proofUrl: string;
+};
+
+/**
+ * Describes the message svc.proof.v1.VerifySealResponse.
+ * Use `create(VerifySealResponseSchema)` to create a new message.
+ */
+export const VerifySealResponseSchema: GenMessage<VerifySealResponse> = /*@__PURE__*/
+  messageDesc(file_svc_proof_v1_proof_service, 11);
+
+/**
+ * SealState is where a single-use seal stands when a verification reaches it.
+ *
+ * @generated from enum svc.proof.v1.SealState
+ */
+export enum SealState {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: SEAL_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Not verified before: a matching verification in this state uses the seal.
+   *
+   * @generated from enum value: SEAL_STATE_UNUSED = 1;
+   */
+  UNUSED = 1,
+
+  /**
+   * Already used by an earlier matching verification (see used_at).
+   *
+   * @generated from enum value: SEAL_STATE_USED = 2;
+   */
+  USED = 2,
+}
+
+/**
+ * Describes the enum svc.proof.v1.SealState.
+ */
+export const SealStateSchema: GenEnum<SealState> = /*@__PURE__*/
+  enumDesc(file_svc_proof_v1_proof_service, 0);
+
+/**
  * ProofService serves the public proof rail.
  *
  * @generated from service svc.proof.v1.ProofService
@@ -319,6 +488,16 @@ export const ProofService: GenService<{
     methodKind: "unary";
     input: typeof GetSigningKeysRequestSchema;
     output: typeof GetSigningKeysResponseSchema;
+  },
+  /**
+   * VerifySeal checks content against a single-use seal (attestation.single-use-seal); the first matching verification uses the seal, every later one reports that use. Free and public (REST: POST /v1/seals/{seal_id}/verify).
+   *
+   * @generated from rpc svc.proof.v1.ProofService.VerifySeal
+   */
+  verifySeal: {
+    methodKind: "unary";
+    input: typeof VerifySealRequestSchema;
+    output: typeof VerifySealResponseSchema;
   },
   /**
    * StreamProofs streams proof records of all kinds in rail order from a cursor, then follows new ones live (internal tools; no REST route).

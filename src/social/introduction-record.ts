@@ -1,6 +1,6 @@
 import type { EntityManager } from "typeorm";
 import { canonicalJson } from "../platform/canonical-json.js";
-import { WebhookEventEntity } from "../webhooks/webhook-event.entity.js";
+import { insertWebhookEvent } from "../webhooks/webhook-outbox.js";
 import { IntroductionEntity } from "./introduction.entity.js";
 
 // The lasting effects of a verified introduction, written with the settlement of the call that paid for
@@ -25,33 +25,14 @@ export interface IntroductionRecord {
   recorded_at: string;
 }
 
-/**
- * Queues an event under the id the deliverable already shows, in the webhook outbox's envelope (see
- * enqueueWebhook). The subscription was checked before the charge; the event is queued even if the agent
- * dropped its callback since, and the dispatcher then records why it could not be delivered.
- */
-async function queueNotice(m: EntityManager, eventId: string, agentId: string, data: Record<string, unknown>, now: Date): Promise<void> {
-  await m.insert(WebhookEventEntity, {
-    eventId,
-    agentId,
-    eventType: INTRODUCTION_EVENT,
-    payloadJson: JSON.stringify({ id: eventId, type: INTRODUCTION_EVENT, created: now.toISOString(), agent_id: agentId, data }),
-    state: "pending",
-    attempts: 0,
-    nextAttemptTime: now,
-    lastStatus: null,
-    lastError: null,
-    createTime: now,
-    deliveredTime: null,
-  });
-}
-
 /** Notifies both agents and records the introduction, in the caller's transaction. */
 export async function recordIntroduction(m: EntityManager, d: IntroductionRecord, paymentId: string, payer: string, now: Date): Promise<void> {
   const [a, b] = d.agents as [IntroductionRecord["agents"][number], IntroductionRecord["agents"][number]];
   for (const [agent, other] of [[a, b], [b, a]] as const) {
     const { notification: _n, ...counterpart } = other;
-    await queueNotice(m, agent.notification.event_id, agent.agent_id, {
+    // Queued under the id the deliverable shows; the subscription was checked before the charge, so the
+    // event is queued even if the agent dropped its callback since (the dispatcher records why it failed).
+    await insertWebhookEvent(m, agent.notification.event_id, agent.agent_id, INTRODUCTION_EVENT, {
       introduction_id: d.introduction_id,
       introducer: { agent_id: d.introducer.agent_id, name: d.introducer.name },
       counterpart,

@@ -26,12 +26,17 @@ export async function enqueueWebhook(manager: EntityManager, agent: AgentEntity,
   const events = agent.callbackEventsJson ? (JSON.parse(agent.callbackEventsJson) as string[]) : [];
   if (events.length && !events.includes(type)) return undefined;
   const eventId = newId("evt");
-  const now = new Date();
+  await insertWebhookEvent(manager, eventId, agent.agentId, type, data, new Date());
+  return eventId;
+}
+
+/** Writes one event into the outbox under a given id, in the envelope every receiver gets. */
+export async function insertWebhookEvent(manager: EntityManager, eventId: string, agentId: string, type: (typeof WEBHOOK_EVENT_TYPES)[number], data: Record<string, unknown>, now: Date): Promise<void> {
   await manager.insert(WebhookEventEntity, {
     eventId,
-    agentId: agent.agentId,
+    agentId,
     eventType: type,
-    payloadJson: JSON.stringify({ id: eventId, type, created: now.toISOString(), agent_id: agent.agentId, data }),
+    payloadJson: JSON.stringify({ id: eventId, type, created: now.toISOString(), agent_id: agentId, data }),
     state: "pending",
     attempts: 0,
     nextAttemptTime: now,
@@ -40,7 +45,6 @@ export async function enqueueWebhook(manager: EntityManager, agent: AgentEntity,
     createTime: now,
     deliveredTime: null,
   });
-  return eventId;
 }
 
 export interface DispatcherOptions {

@@ -133,6 +133,7 @@ export function buildApp(deps: AppDeps) {
   const enginePolicy = { ...safeFetch, breakers };
   const outbound: OutboundEngines = {
     config,
+    llm: undefined,
     ds,
     chain,
     log,

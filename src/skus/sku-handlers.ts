@@ -22,6 +22,8 @@ import { newsEngines, newsFeedReader } from "./news-engines.js";
 import { MarketReader } from "../market-data/market-reader.js";
 import { webEngines } from "./web-engines.js";
 import { registryEngines } from "./registry-engines.js";
+import { judgmentEngines } from "./judgment-engines.js";
+import type { LlmEngine } from "../llm/llm-engine.js";
 
 /** What engines that reach outside (the web, exchanges, chains) are built from on a full server. */
 export interface OutboundEngines {
@@ -33,6 +35,8 @@ export interface OutboundEngines {
   ds: DataSource;
   chain: ChainRuntime;
   log: Logger;
+  /** The language model engine, when the operator configured one (LLM_BASE_URL). */
+  llm: LlmEngine | undefined;
 }
 
 /** Every SKU with a real engine on this deployment; the rest are not sold (409 `service_unavailable`). */
@@ -53,6 +57,7 @@ export function skuHandlers(directory: AgentDirectory, reputationOf?: Reputation
           ...chainEngines(outbound),
           ...newsEngines(feeds!, market!),
           ...webEngines(outbound),
+          ...judgmentEngines(outbound),
         ]
       : []),
     agentTrustBadge(directory, reputationOf),

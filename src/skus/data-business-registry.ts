@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { checkTarget, type SafeFetchPolicy } from "../platform/http/safe-fetch.js";
+import type { SafeFetchPolicy } from "../platform/http/safe-fetch.js";
 import { extractRecord, registryFieldsOf } from "../registry-records/record.js";
 import { recordMarkdown } from "../registry-records/record-markdown.js";
 import { ADDRESS_KINDS, METHODS } from "../registry-records/record-types.js";
 import { CONTENT_TRAP_RULES, scanContent } from "../trust/content-scan.js";
 import { fetchPage } from "../web/page-fetch.js";
 import { scanPage } from "../web/page-scan.js";
-import { targetOf } from "./data-web-extract.js";
+import { singleTargetInput, targetOf, type SingleTargetInput } from "../web/single-target.js";
 import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 
 // data.business-registry: the company record on one buyer-supplied registry page (a registry's
@@ -19,15 +19,6 @@ import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 
 const MAX_PAGE_BYTES = 2 * 1024 * 1024;
 const TIMEOUT_MS = 10_000;
-
-const Input = z
-  .object({
-    url: z.string().max(2048).optional(),
-    urls: z.array(z.string().max(2048)).length(1, "exactly one URL").optional(),
-    task: z.string().max(4096).optional(),
-  })
-  .loose();
-type Input = z.infer<typeof Input>;
 
 const Provenance = z.object({ method: z.enum(METHODS), where: z.string() });
 const Field = z.object({ value: z.string(), provenance: Provenance, alternatives: z.array(z.object({ value: z.string(), provenance: Provenance })) });
@@ -73,20 +64,11 @@ export const BusinessRegistryOutput = z.object({
   content_scan: z.object({ rules_checked: z.number().int(), matched_rules: z.array(z.string()) }),
 });
 
-export function dataBusinessRegistry(policy: SafeFetchPolicy): SkuHandler<Input> {
-  const input = Input.superRefine((v, ctx) => {
-    const target = targetOf(v);
-    if (!target) return ctx.addIssue({ code: "custom", path: ["url"], message: "the registry record's http(s) URL is required (url, urls or in task)" });
-    try {
-      checkTarget(target, policy);
-    } catch (err) {
-      ctx.addIssue({ code: "custom", path: ["url"], message: `${target}: ${(err as Error).message}` });
-    }
-  });
+export function dataBusinessRegistry(policy: SafeFetchPolicy): SkuHandler<SingleTargetInput> {
   return {
     skuId: "data.business-registry",
     poweredBy: "svc-registry-records/json-ld+tables+text",
-    input,
+    input: singleTargetInput(policy, "the registry record's http(s) URL is required (url, urls or in task)"),
     output: BusinessRegistryOutput,
     upstreams: (v) => [new URL(targetOf(v)!).origin],
     async run(v, ctx) {

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { checkTarget, type SafeFetchPolicy } from "../platform/http/safe-fetch.js";
+import type { SafeFetchPolicy } from "../platform/http/safe-fetch.js";
 import { fetchPage } from "../web/page-fetch.js";
 import { readMainContent } from "../web/main-content.js";
 import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 import { scanPage } from "../web/page-scan.js";
+import { singleTargetInput, targetOf, type SingleTargetInput } from "../web/single-target.js";
 import { Iso } from "./output-shapes.js";
 
 // data.web-extract: the main content of one buyer-supplied URL, as Firefox Reader View extracts it
@@ -13,15 +14,6 @@ import { Iso } from "./output-shapes.js";
 
 const MAX_PAGE_BYTES = 2 * 1024 * 1024;
 const TIMEOUT_MS = 10_000;
-
-const Input = z
-  .object({
-    url: z.string().max(2048).optional(),
-    urls: z.array(z.string().max(2048)).length(1, "exactly one URL").optional(),
-    task: z.string().max(4096).optional(),
-  })
-  .loose();
-type Input = z.infer<typeof Input>;
 
 const Output = z.object({
   url: z.string(),
@@ -37,27 +29,11 @@ const Output = z.object({
   extractor: z.string(),
 });
 
-const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'`)\]]+/i;
-
-/** The one URL: `url`, else `urls[0]`, else the first URL written in `task`. */
-export function targetOf(input: Input): string | undefined {
-  return input.url ?? input.urls?.[0] ?? input.task?.match(URL_IN_TEXT)?.[0]?.replace(/[.,;:!?]+$/, "");
-}
-
-export function dataWebExtract(policy: SafeFetchPolicy): SkuHandler<Input> {
-  const input = Input.superRefine((v, ctx) => {
-    const target = targetOf(v);
-    if (!target) return ctx.addIssue({ code: "custom", path: ["url"], message: "one http(s) URL is required (url, urls or in task)" });
-    try {
-      checkTarget(target, policy);
-    } catch (err) {
-      ctx.addIssue({ code: "custom", path: ["url"], message: `${target}: ${(err as Error).message}` });
-    }
-  });
+export function dataWebExtract(policy: SafeFetchPolicy): SkuHandler<SingleTargetInput> {
   return {
     skuId: "data.web-extract",
     poweredBy: "svc-http/readability",
-    input,
+    input: singleTargetInput(policy, "one http(s) URL is required (url, urls or in task)"),
     output: Output,
     upstreams: (v) => [targetOf(v)!],
     async run(v, ctx) {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { FeedReader } from "../news/feed-reader.js";
-import { ChannelList, FeedsBlock, QueryBlock, TopicText, feedsBlock, queryBlock, topicIssue } from "../news/news-deliverable.js";
+import { ChannelList, FeedsBlock, MaxAgeHours, QueryBlock, TaskText, TopicText, feedsBlock, queryBlock, topicIssue } from "../news/news-deliverable.js";
 import { ExcludedItem, ScanStats, scanNews } from "../news/news-scan.js";
 import { ScoredStory, scoreStories } from "../news/scored-stories.js";
 import { assetTopic, parseTopic, type TopicQuery } from "../news/topic-match.js";
@@ -26,9 +26,9 @@ const Input = z
     texts: z.array(z.string().trim().min(1).max(MAX_TEXT)).min(1).max(50).optional(),
     asset: z.string().trim().regex(TICKER, "a ticker like BTC").toUpperCase().optional(),
     topic: TopicText.optional(),
-    task: z.string().trim().min(1).max(4096).optional(),
+    task: TaskText.optional(),
     channels: ChannelList.optional(),
-    max_age_hours: z.number().positive().max(24 * 30).optional(),
+    max_age_hours: MaxAgeHours.optional(),
   })
   .loose()
   .superRefine((v, ctx) => {

@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { CHANNELS } from "../news/feed-config.js";
 import type { FeedReader } from "../news/feed-reader.js";
-import { ChannelList, FeedsBlock, QueryBlock, TOPIC_MATCHING, TopicText, feedsBlock, feedsMarkdown, queryBlock, storyLines, topicIssue } from "../news/news-deliverable.js";
-import { ExcludedItem, NewsItem, ScanStats, scanNews } from "../news/news-scan.js";
-import { parseTopic } from "../news/topic-match.js";
+import { ChannelList, FeedsBlock, MaxAgeHours, QueryBlock, TOPIC_MATCHING, TaskText, TopicText, feedsBlock, feedsMarkdown, queryBlock, requireTopic, scanTopic, storyLines } from "../news/news-deliverable.js";
+import { ExcludedItem, NewsItem, ScanStats } from "../news/news-scan.js";
 import type { SkuHandler } from "./sku-handler.js";
 
 // research.topic-news-scanner: the stories on a topic from the curated outlets' feeds (44+ domains,
@@ -14,18 +13,13 @@ import type { SkuHandler } from "./sku-handler.js";
 const Input = z
   .object({
     topic: TopicText.optional(),
-    task: z.string().trim().min(1).max(4096).optional(),
+    task: TaskText.optional(),
     channels: ChannelList.optional(),
     limit: z.number().int().min(1).max(100).default(25),
-    max_age_hours: z.number().positive().max(24 * 30).optional(),
+    max_age_hours: MaxAgeHours.optional(),
   })
   .loose()
-  .superRefine((v, ctx) => {
-    const topic = v.topic ?? v.task;
-    if (topic === undefined) return ctx.addIssue({ code: "custom", path: ["topic"], message: "a topic is required (topic, or the task text)" });
-    const issue = topicIssue(topic);
-    if (issue) ctx.addIssue({ code: "custom", path: [v.topic !== undefined ? "topic" : "task"], message: issue });
-  });
+  .superRefine(requireTopic);
 type Input = z.infer<typeof Input>;
 
 export const NewsScannerOutput = z.object({
@@ -50,9 +44,7 @@ export function researchTopicNewsScanner(reader: FeedReader): SkuHandler<Input> 
     input: Input,
     output: NewsScannerOutput,
     async run(input, ctx) {
-      const q = parseTopic((input.topic ?? input.task)!);
-      const channels = input.channels ?? [...CHANNELS];
-      const scan = await scanNews(reader, q, { channels, maxAgeHours: input.max_age_hours, now: ctx.now });
+      const { q, channels, scan } = await scanTopic(reader, input, ctx.now);
       const items = scan.stories.slice(0, input.limit);
       const markdown = [
         `# News on "${q.topic}"`,

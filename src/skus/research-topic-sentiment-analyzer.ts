@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { CHANNELS } from "../news/feed-config.js";
 import type { FeedReader } from "../news/feed-reader.js";
-import { ChannelList, FeedsBlock, QueryBlock, TOPIC_MATCHING, TopicText, feedsBlock, feedsMarkdown, queryBlock, topicIssue } from "../news/news-deliverable.js";
-import { ExcludedItem, ScanStats, scanNews } from "../news/news-scan.js";
+import { ChannelList, FeedsBlock, MaxAgeHours, QueryBlock, TOPIC_MATCHING, TaskText, TopicText, feedsBlock, feedsMarkdown, queryBlock, requireTopic, scanTopic } from "../news/news-deliverable.js";
+import { ExcludedItem, ScanStats } from "../news/news-scan.js";
 import { ChannelSentiment, byChannel, scoreStories } from "../news/scored-stories.js";
-import { parseTopic } from "../news/topic-match.js";
 import { AggregateSentiment, ENGINE_NAME, NEGATIVE_THRESHOLD, POSITIVE_THRESHOLD, aggregate } from "../sentiment/lexicon-sentiment.js";
 import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 
@@ -17,17 +15,12 @@ import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 const Input = z
   .object({
     topic: TopicText.optional(),
-    task: z.string().trim().min(1).max(4096).optional(),
+    task: TaskText.optional(),
     channels: ChannelList.optional(),
-    max_age_hours: z.number().positive().max(24 * 30).optional(),
+    max_age_hours: MaxAgeHours.optional(),
   })
   .loose()
-  .superRefine((v, ctx) => {
-    const topic = v.topic ?? v.task;
-    if (topic === undefined) return ctx.addIssue({ code: "custom", path: ["topic"], message: "a topic is required (topic, or the task text)" });
-    const issue = topicIssue(topic);
-    if (issue) ctx.addIssue({ code: "custom", path: [v.topic !== undefined ? "topic" : "task"], message: issue });
-  });
+  .superRefine(requireTopic);
 type Input = z.infer<typeof Input>;
 
 export const Thresholds = z.object({ positive_at_or_above: z.number(), negative_at_or_below: z.number() });
@@ -57,9 +50,7 @@ export function researchTopicSentimentAnalyzer(reader: FeedReader): SkuHandler<I
     input: Input,
     output: TopicSentimentOutput,
     async run(input, ctx) {
-      const q = parseTopic((input.topic ?? input.task)!);
-      const channels = input.channels ?? [...CHANNELS];
-      const scan = await scanNews(reader, q, { channels, maxAgeHours: input.max_age_hours, now: ctx.now });
+      const { q, channels, scan } = await scanTopic(reader, input, ctx.now);
       if (scan.stories.length === 0) throw new SkuRefusal("no_coverage", `no story in the ${scan.stats.feeds_read} feeds read matches "${q.topic}"; nothing to score`);
       const scored = scoreStories(scan.stories);
       const perChannel = byChannel(scored, channels, scan.feeds);

@@ -1,16 +1,13 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import http from "node:http";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { pollResult } from "../../fixtures/results.js";
+import { pollResult, pollUntil } from "../../fixtures/results.js";
+import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
+import { upstreamForSuite } from "../../fixtures/upstream.js";
 import { YouTubeResearchOutput } from "../../../src/skus/content-youtube-research.js";
 import { ASR_EN_TRACK, MANUAL_EN_TRACK, VIDEO_ID, watchPage } from "../../fixtures/web/youtube-pages.js";
 
-type Json = Record<string, any>;
-const json = { "content-type": "application/json" };
 const SKU = "content.youtube-research";
 const NO_CAPTIONS = "noCaptions1";
 const TRAPPED = "trappedTalk";
@@ -39,26 +36,12 @@ const youtube: http.RequestListener = (req, res) => {
   res.writeHead(404).end();
 };
 
-async function pollUntil(srv: TestServer, jobId: string, states: string[]): Promise<Json> {
-  for (let i = 0; i < 400; i++) {
-    const body = (await (await fetch(`${srv.url}/v1/services/result/${jobId}`)).json()) as Json;
-    if (states.includes(body.status)) return body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`job ${jobId} never reached ${states.join("/")}`);
-}
-
 describe("content.youtube-research: a timestamped report from a video's caption track (async)", function () {
   this.timeout(120_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(youtube, (b) => ({ YOUTUBE_URL: b }));
-    ({ srv, buyer } = up);
+  const up = upstreamForSuite(youtube, (b) => ({ YOUTUBE_URL: b }));
+  before(() => {
     base = up.base;
   });
-  after(() => up.close());
 
   const order = async (body: unknown) => {
     const res = await up.pay(SKU, body);
@@ -67,8 +50,8 @@ describe("content.youtube-research: a timestamped report from a video's caption 
   };
 
   it("is paid, polled to delivered: title, channel, duration, the manual transcript with timestamps, key passages on the task and a summary", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const done = await pollResult(srv, await order({ url: `https://youtu.be/${VIDEO_ID}`, task: "How does the nonce make each payment settle exactly once?" }));
+    const before = await up.balance();
+    const done = await pollResult(up.srv, await order({ url: `https://youtu.be/${VIDEO_ID}`, task: "How does the nonce make each payment settle exactly once?" }));
     expect(done.status).to.equal("delivered");
     const d = done.deliverable;
     expect(() => YouTubeResearchOutput.parse(d)).not.to.throw();
@@ -82,14 +65,14 @@ describe("content.youtube-research: a timestamped report from a video's caption 
     expect(d.summary.passages.length).to.be.at.least(1);
     expect(d.content_markdown).to.contain("## Transcript");
     expect(d.content_markdown).to.contain("[01:01:01] To wrap up");
-    expect(d.source).to.include({ name: "YouTube", caption_endpoint: `${base}/api/timedtext`, cached: false });
+    expect(d.source).to.include({ name: "YouTube", caption_endpoint: `${up.base}/api/timedtext`, cached: false });
     expect(done.svc_trust.content_sha256).to.equal(createHash("sha256").update(d.content_markdown, "utf8").digest("hex"));
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 30_000n);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - 30_000n);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("reads the automatic track when it is the only one in the language (shorts URL, en-US asked, en served)", async () => {
-    const done = await pollResult(srv, await order({ url: `https://www.youtube.com/shorts/${ASR_ONLY}`, lang: "en-US" }));
+    const done = await pollResult(up.srv, await order({ url: `https://www.youtube.com/shorts/${ASR_ONLY}`, lang: "en-US" }));
     expect(done.status).to.equal("delivered");
     const d = done.deliverable;
     expect(d.caption_track).to.deep.equal({ language: "en", name: "English (auto-generated)", automatic: true, requested_language: "en-US", language_fallback: false });
@@ -102,33 +85,25 @@ describe("content.youtube-research: a timestamped report from a video's caption 
   });
 
   it("refunds the job when the video has no captions, or its transcript is a content trap", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const none = await pollUntil(srv, await order({ url: `https://www.youtube.com/watch?v=${NO_CAPTIONS}` }), ["refunded"]);
+    const before = await up.balance();
+    const none = await pollUntil(up.srv, await order({ url: `https://www.youtube.com/watch?v=${NO_CAPTIONS}` }), ["refunded"]);
     expect(none.error).to.contain("has no caption track");
     expect(none.error).to.match(/^failed after 1 attempts/); // a refusal is not retried
-    const trapped = await pollUntil(srv, await order({ video_id: TRAPPED }), ["refunded"]);
+    const trapped = await pollUntil(up.srv, await order({ video_id: TRAPPED }), ["refunded"]);
     expect(trapped.error).to.contain("content-trap");
     expect(trapped.error).to.match(/^failed after 1 attempts/);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("refuses a missing or invalid video before any challenge and charges nothing", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{}, "url"],
       [{ url: "https://vimeo.com/123456789" }, "url"],
       [{ url: "https://www.youtube.com/watch?v=tooShort" }, "url"],
       [{ video_id: "not an id!" }, "video_id"],
       [{ task: "summarize https://example.com/video" }, "task"],
       [{ url: `https://youtu.be/${VIDEO_ID}`, lang: "english please" }, "lang"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await fetch(`${srv.url}/v1/services/${SKU}`, { method: "POST", headers: json, body: JSON.stringify(body) });
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(JSON.stringify(await res.json())).to.contain(field);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 });

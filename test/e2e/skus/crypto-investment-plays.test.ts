@@ -1,22 +1,16 @@
 import { expect } from "chai";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { venuesAndNewsForSuite } from "../../fixtures/market-news-upstream.js";
 import { newsServer } from "../../fixtures/news-feeds.js";
-import { candlesFromCloses, VenueEmulator, venueEnv } from "../../fixtures/venue-emulator.js";
+import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
+import { alternatingCloses, candlesFromCloses, VenueEmulator } from "../../fixtures/venue-emulator.js";
 import { bandOf, fits, riskScore, stanceOf } from "../../../src/plays/risk-score.js";
 import { DISCLAIMER, InvestmentPlaysOutput } from "../../../src/skus/crypto-investment-plays.js";
 
-type Json = Record<string, any>;
+const SKU = "crypto.investment-plays";
 const PRICE = 50_000n; // 0.05 USDC
 const DAY = 86_400;
 
-const walk = (start: number, n: number, up: number, down: number) => {
-  const out = [start];
-  for (let i = 1; i < n; i++) out.push(out.at(-1)! * Math.exp(i % 2 ? up : -down));
-  return out;
-};
 const sine = (start: number, n: number, amp: number, period: number) => Array.from({ length: n }, (_, i) => start + amp * Math.sin((2 * Math.PI * i) / period));
 
 // BTC trends up (RSI ~62), ETH trends down with a deep drawdown, SOL moves sideways, XRP rallies hard
@@ -33,36 +27,22 @@ const emulator = new VenueEmulator({
     },
   },
   candles: {
-    "BTC-USD": { [DAY]: candlesFromCloses(walk(60_000, 120, 0.03, 0.02), DAY) },
-    "ETH-USD": { [DAY]: candlesFromCloses(walk(4_000, 120, 0.02, 0.03), DAY) },
+    "BTC-USD": { [DAY]: candlesFromCloses(alternatingCloses(60_000, 120, 0.03, 0.02), DAY) },
+    "ETH-USD": { [DAY]: candlesFromCloses(alternatingCloses(4_000, 120, 0.02, 0.03), DAY) },
     "SOL-USD": { [DAY]: candlesFromCloses(sine(150, 120, 3, 7), DAY) },
-    "XRP-USD": { [DAY]: candlesFromCloses(walk(0.5, 120, 0.03, 0.005), DAY, 4) },
-    "NEW-USD": { [DAY]: candlesFromCloses(walk(1, 5, 0.01, 0.01), DAY) },
+    "XRP-USD": { [DAY]: candlesFromCloses(alternatingCloses(0.5, 120, 0.03, 0.005), DAY, 4) },
+    "NEW-USD": { [DAY]: candlesFromCloses(alternatingCloses(1, 5, 0.01, 0.01), DAY) },
   },
 });
 
 describe("crypto.investment-plays: plays with a numeric risk score, the figures behind them and a disclaimer", function () {
   this.timeout(60_000);
-  const news = newsServer();
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    const handler = (req: Parameters<VenueEmulator["handler"]>[0], res: Parameters<VenueEmulator["handler"]>[1]) =>
-      /^\/(coinbase|kraken|binance)\//.test(req.url!) ? emulator.handler(req, res) : news.handler(req, res);
-    up = await withUpstream(handler, (b) => ({ ...venueEnv(b), NEWS_FEEDS_FILE: news.setUp(b), BREAKER_FAILURE_THRESHOLD: "1000", PRICE_CACHE_SECONDS: "0" }));
-    ({ srv, buyer } = up);
-  });
-  after(() => up.close());
+  const up = venuesAndNewsForSuite(emulator, newsServer(), { PRICE_CACHE_SECONDS: "0" });
   afterEach(() => emulator.faults.clear());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("crypto.investment-plays", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("scores each asset by the documented model, picks the stance by the documented rules and ranks fitting plays first", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const res = await pay({ tickers: ["BTC", "eth", "SOL", "NEW", "FOO"], risk_tolerance: "low" });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const d = res.body.deliverable;
@@ -106,8 +86,8 @@ describe("crypto.investment-plays: plays with a numeric risk score, the figures 
     expect(d.unavailable.map((u: Json) => u.asset)).to.deep.equal(["NEW", "FOO"]);
     expect(d.unavailable[0].reason).to.match(/needs at least 20/);
     expect(d.unavailable[1].reason).to.match(/^coinbase: HTTP 404/);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("an overbought asset waits for a pullback; tickers may come from the task", async () => {
@@ -119,7 +99,7 @@ describe("crypto.investment-plays: plays with a numeric risk score, the figures 
   });
 
   it("charges nothing when no asset can be read (503), every asset lacks history (409) or the venue rate-limits every read (503)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const unknown = await pay({ tickers: ["FOO"] });
     expect(unknown.status).to.equal(503);
     const short = await pay({ ticker: "NEW" });
@@ -129,12 +109,11 @@ describe("crypto.investment-plays: plays with a numeric risk score, the figures 
     const limited = await pay({ tickers: ["BTC", "ETH"] });
     expect(limited.status).to.equal(503);
     emulator.faults.clear();
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect(await up.balance()).to.equal(before);
   });
 
   it("refuses bad input before any challenge and charges nothing (400 naming the field)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{}, "tickers"],
       [{ task: "give me some plays" }, "tickers"],
       [{ tickers: [] }, "tickers"],
@@ -143,13 +122,6 @@ describe("crypto.investment-plays: plays with a numeric risk score, the figures 
       [{ tickers: ["BTC"], risk_tolerance: "yolo" }, "risk_tolerance"],
       [{ tickers: ["USD"] }, "quote"],
       [{ tickers: ["BTC"], venue: "ftx" }, "venue"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await pay(body);
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.body.error.code).to.equal("invalid_input");
-      expect(res.body.error.message).to.contain(`${field}:`);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 });

@@ -1,15 +1,12 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import http from "node:http";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { expectFailuresUncharged, type Json } from "../../fixtures/sku-calls.js";
+import { upstreamForSuite } from "../../fixtures/upstream.js";
 import { BusinessRegistryOutput } from "../../../src/skus/data-business-registry.js";
 import { JSON_LD_PAGE, NO_RECORD_PAGE, TABLES_PAGE, TEXT_PAGE, TRAPPED_PAGE } from "../../fixtures/web/registry-pages.js";
 
-type Json = Record<string, any>;
-const json = { "content-type": "application/json" };
 const SKU = "data.business-registry";
 
 const registry: http.RequestListener = (req, res) => {
@@ -28,24 +25,13 @@ const registry: http.RequestListener = (req, res) => {
 
 describe("data.business-registry: a company record from a registry page, each field with its provenance", function () {
   this.timeout(60_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let base: string;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(registry);
-    ({ srv, base, buyer } = up);
-  });
-  after(() => up.close());
+  const up = upstreamForSuite(registry);
 
-  const pay = async (body: unknown) => {
-    const res = await up.pay(SKU, body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("reads a JSON-LD record (charged the list price), with provenance per field and the hash rule", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const res = await pay({ url: `${base}/company/09876543` });
+    const before = await up.balance();
+    const res = await pay({ url: `${up.base}/company/09876543` });
     expect(res.status).to.equal(200);
     const d = res.body.deliverable;
     expect(() => BusinessRegistryOutput.parse(d)).not.to.throw();
@@ -56,17 +42,17 @@ describe("data.business-registry: a company record from a registry page, each fi
     expect(d.addresses[0]).to.deep.include({ kind: "registered", postal_code: "BS1 6AA" });
     expect(d.officers.map((o: Json) => o.name)).to.deep.equal(["Ada Byron", "Charles Babbage", "Mary Somerville"]);
     expect(d.fields_found).to.include.members(["company_name", "registration_number", "status", "incorporation_date", "addresses", "officers"]);
-    expect(d.source).to.include({ url: `${base}/company/09876543`, status_code: 200, redirects: 0 });
+    expect(d.source).to.include({ url: `${up.base}/company/09876543`, status_code: 200, redirects: 0 });
     expect(d.content_scan.matched_rules).to.deep.equal([]);
     expect(d.content_markdown).to.contain("| Registration number | 09876543 | json-ld: ld+json[0] identifier[1] (Company number) |");
     expect(res.body.svc_trust.content_sha256).to.equal(createHash("sha256").update(d.content_markdown, "utf8").digest("hex"));
     expect(res.body.powered_by).to.equal("svc-registry-records/json-ld+tables+text");
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 100_000n);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - 100_000n);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("reads a page of tables only, and a page of text only (behind a redirect, URL given in the task)", async () => {
-    const tables = (await pay({ urls: [`${base}/entity?file=7012345`] })).body.deliverable;
+    const tables = (await pay({ urls: [`${up.base}/entity?file=7012345`] })).body.deliverable;
     expect(tables.registration_number).to.deep.include({ value: "7012345", provenance: { method: "table", where: 'table[0] row "File Number:"' } });
     expect(tables.status.value).to.equal("Active - Good Standing");
     expect(tables.jurisdiction.value).to.equal("Delaware");
@@ -76,8 +62,8 @@ describe("data.business-registry: a company record from a registry page, each fi
     ]);
     expect(tables.methods_used).to.deep.equal(["table"]);
 
-    const text = (await pay({ task: `Pull the registry record at ${base}/old/SC401234 please.` })).body.deliverable;
-    expect(text.final_url).to.equal(`${base}/profile/SC401234`);
+    const text = (await pay({ task: `Pull the registry record at ${up.base}/old/SC401234 please.` })).body.deliverable;
+    expect(text.final_url).to.equal(`${up.base}/profile/SC401234`);
     expect(text.registration_number.value).to.equal("SC401234");
     expect(text.registration_number.provenance.method).to.equal("text");
     expect(text.incorporation_date.iso).to.equal("2011-07-04");
@@ -87,42 +73,36 @@ describe("data.business-registry: a company record from a registry page, each fi
   });
 
   it("reads a bare JSON-LD document", async () => {
-    const d = (await pay({ url: `${base}/api/company/HRB12345.jsonld` })).body.deliverable;
+    const d = (await pay({ url: `${up.base}/api/company/HRB12345.jsonld` })).body.deliverable;
     expect(d.company_name.value).to.equal("Solo GmbH");
     expect(d.registration_number.value).to.equal("HRB 12345");
     expect(d.incorporation_date.iso).to.equal("2012-05-01");
   });
 
   it("refuses (409, not charged) a page with no registry fields and a page that trips the content-trap scan", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const empty = await pay({ url: `${base}/about` });
-    expect(empty.status).to.equal(409);
-    expect(empty.body.error.code).to.equal("no_registry_record");
-    const trap = await pay({ url: `${base}/company/01234567` });
-    expect(trap.status).to.equal(409);
-    expect(trap.body.error.code).to.equal("content_trap");
+    const [, trap] = await expectFailuresUncharged(up, SKU, [
+      [{ url: `${up.base}/about` }, 409, "no_registry_record"],
+      [{ url: `${up.base}/company/01234567` }, 409, "content_trap"],
+    ]);
     expect(trap.body.error.message).to.contain("markup.hidden_comment_instruction");
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
   });
 
   it("charges nothing when the page cannot be read: 404, 429, not a page", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    for (const path of ["/company/00000000", "/rate-limited", "/image.png"]) {
-      const res = await pay({ url: `${base}${path}` });
-      expect(res.status, path).to.equal(503);
-      expect(res.body.error.code).to.equal("service_failed");
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    await expectFailuresUncharged(up, SKU, [
+      [{ url: `${up.base}/company/00000000` }, 503, "service_failed"],
+      [{ url: `${up.base}/rate-limited` }, 503, "service_failed"],
+      [{ url: `${up.base}/image.png` }, 503, "service_failed"],
+    ]);
   });
 
   it("refuses bad input before any challenge and charges nothing", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     for (const body of [{}, { task: "no url here" }, { url: "http://169.254.169.254/latest/meta-data" }, { url: "ftp://registry.example/x" }, { urls: ["https://a.example/", "https://b.example/"] }]) {
-      const res = await fetch(`${srv.url}/v1/services/${SKU}`, { method: "POST", headers: json, body: JSON.stringify(body) });
+      const res = await up.unpaid(SKU, body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(JSON.stringify(await res.json())).to.match(/url/);
+      expect(res.challenged).to.equal(false);
+      expect(JSON.stringify(res.body)).to.match(/url/);
     }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect(await up.balance()).to.equal(before);
   });
 });

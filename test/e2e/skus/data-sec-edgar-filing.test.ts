@@ -1,10 +1,10 @@
 import { expect } from "chai";
 import type http from "node:http";
-import { usdcBalance } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
+import { expectFailuresUncharged, type Json } from "../../fixtures/sku-calls.js";
+import { upstreamForSuite } from "../../fixtures/upstream.js";
 
-type Json = Record<string, any>;
+const SKU = "data.sec-edgar-filing";
 const UA = "Example Operator ops@example.com";
 
 // EDGAR on loopback, in EDGAR's formats: it refuses a request without a declared User-Agent (as SEC does).
@@ -40,23 +40,13 @@ const edgar: http.RequestListener = (req, res) => {
 
 describe("data.sec-edgar-filing: recent 10-K/10-Q/8-K from EDGAR by ticker or CIK", function () {
   this.timeout(60_000);
-  let up: UpstreamSetup;
-  before(async () => {
-    up = await withUpstream(edgar, (base) => ({ SEC_WWW_URL: `${base}/www`, SEC_DATA_URL: `${base}/data`, SEC_EDGAR_USER_AGENT: UA }));
-  });
-  after(() => up.close());
+  const up = upstreamForSuite(edgar, (base) => ({ SEC_WWW_URL: `${base}/www`, SEC_DATA_URL: `${base}/data`, SEC_EDGAR_USER_AGENT: UA }));
 
-  const pay = async (body: unknown) => {
-    const res = await up.pay("data.sec-edgar-filing", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
-  const unpaid = async (body: unknown) => {
-    const res = await fetch(`${up.srv.url}/v1/services/data.sec-edgar-filing`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Json, challenged: res.headers.get("payment-required") !== null };
-  };
+  const pay = (body: unknown) => up.payJson(SKU, body);
+  const unpaid = (body: unknown) => up.unpaid(SKU, body);
 
   it("lists the periodic and current reports by ticker, with links to the primary documents and the source", async () => {
-    const before = await usdcBalance(up.srv, up.buyer.address);
+    const before = await up.balance();
     const { status, body } = await pay({ ticker: "aapl" });
     expect(status).to.equal(200);
     const d = body.deliverable;
@@ -72,7 +62,7 @@ describe("data.sec-edgar-filing: recent 10-K/10-Q/8-K from EDGAR by ticker or CI
     });
     expect(d.source.submissions_endpoint).to.equal(`${up.base}/data/submissions/CIK0000320193.json`);
     expect(d.source.ticker_endpoint).to.equal(`${up.base}/www/files/company_tickers.json`);
-    expect(await usdcBalance(up.srv, up.buyer.address)).to.equal(before - 50_000n);
+    expect(await up.balance()).to.equal(before - 50_000n);
     await expectLedgerConsistent(up.srv.ds);
   });
 
@@ -88,13 +78,10 @@ describe("data.sec-edgar-filing: recent 10-K/10-Q/8-K from EDGAR by ticker or CI
       expect(r.body).to.include({ status: "insufficient_subject", charged: false });
       expect(r.challenged).to.equal(false);
     }
-    const before = await usdcBalance(up.srv, up.buyer.address);
-    for (const body of [{ ticker: "BROKE" }, { ticker: "BUSY" }]) {
-      const r = await pay(body);
-      expect(r.status, JSON.stringify(body)).to.equal(503);
-      expect(r.body.error.code).to.equal("upstream_unavailable");
-    }
-    expect(await usdcBalance(up.srv, up.buyer.address)).to.equal(before);
+    await expectFailuresUncharged(up, SKU, [
+      [{ ticker: "BROKE" }, 503, "upstream_unavailable"],
+      [{ ticker: "BUSY" }, 503, "upstream_unavailable"],
+    ]);
   });
 
   it("refuses bad input before any challenge", async () => {

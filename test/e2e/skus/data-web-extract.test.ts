@@ -1,13 +1,11 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import http from "node:http";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { expectFailuresUncharged } from "../../fixtures/sku-calls.js";
+import { upstreamForSuite } from "../../fixtures/upstream.js";
 
-type Json = Record<string, any>;
-const json = { "content-type": "application/json" };
+const SKU = "data.web-extract";
 
 const ARTICLE = `<!doctype html><html><head><title>Settling agent payments | Example News</title>
 <meta property="og:site_name" content="Example News"></head><body>
@@ -32,68 +30,55 @@ const site: http.RequestListener = (req, res) => {
 
 describe("data.web-extract: main content of one URL as Markdown, with its source", function () {
   this.timeout(60_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let base: string;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(site);
-    ({ srv, base, buyer } = up);
-  });
-  after(() => up.close());
+  const up = upstreamForSuite(site);
 
-  const pay = (body: unknown) => up.pay("data.web-extract", body);
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("extracts the article (not the navigation, sidebar or footer) behind a redirect, with the hash rule and provenance", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const res = await pay({ url: `${base}/short-link` });
+    const before = await up.balance();
+    const res = await pay({ url: `${up.base}/short-link` });
     expect(res.status).to.equal(200);
-    const body = (await res.json()) as Json;
-    const d = body.deliverable;
-    expect(d.final_url).to.equal(`${base}/article`);
+    const d = res.body.deliverable;
+    expect(d.final_url).to.equal(`${up.base}/article`);
     expect(d.content_markdown).to.contain("EIP-3009 authorizations let a buyer sign a transfer");
     expect(d.content_markdown).to.contain("## Why settle after delivery");
     expect(d.content_markdown).not.to.contain("Celebrity gossip");
     expect(d.content_markdown).not.to.contain("Subscribe now");
     expect(d.content_markdown).not.to.contain("Privacy");
     expect(d.title).to.contain("Settling agent payments");
-    expect(d.source).to.include({ url: `${base}/article`, status_code: 200, redirects: 1 });
-    expect(body.svc_trust.content_sha256).to.equal(createHash("sha256").update(d.content_markdown, "utf8").digest("hex"));
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 50_000n);
-    await expectLedgerConsistent(srv.ds);
+    expect(d.source).to.include({ url: `${up.base}/article`, status_code: 200, redirects: 1 });
+    expect(res.body.svc_trust.content_sha256).to.equal(createHash("sha256").update(d.content_markdown, "utf8").digest("hex"));
+    expect(await up.balance()).to.equal(before - 50_000n);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("takes the URL from `urls` or from the task text too", async () => {
-    const fromTask = (await (await pay({ task: `Extract ${base}/article please.` })).json()) as Json;
-    expect(fromTask.deliverable.url).to.equal(`${base}/article`);
-    const fromUrls = (await (await pay({ urls: [`${base}/article`] })).json()) as Json;
+    const fromTask = (await pay({ task: `Extract ${up.base}/article please.` })).body;
+    expect(fromTask.deliverable.url).to.equal(`${up.base}/article`);
+    const fromUrls = (await pay({ urls: [`${up.base}/article`] })).body;
     expect(fromUrls.deliverable.title).to.contain("Settling agent payments");
   });
 
   it("charges nothing when the page cannot be read: 404, not HTML, no content, a redirect into a private range", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    for (const path of ["/missing", "/data.json", "/empty", "/to-private"]) {
-      const res = await pay({ url: `${base}${path}` });
-      expect(res.status, path).to.equal(503); // service_failed: nothing charged
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    // service_failed: nothing charged
+    await expectFailuresUncharged(up, SKU, [
+      [{ url: `${up.base}/missing` }, 503],
+      [{ url: `${up.base}/data.json` }, 503],
+      [{ url: `${up.base}/empty` }, 503],
+      [{ url: `${up.base}/to-private` }, 503],
+    ]);
   });
 
   it("refuses a page that trips the content-trap scan (hidden instructions) with the matched rules, uncharged", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const res = await pay({ url: `${base}/trap` });
-    expect(res.status).to.equal(409);
-    const body = (await res.json()) as Json;
-    expect(body.error.code).to.equal("content_trap");
-    expect(body.error.message).to.contain("injection.ignore_instructions").and.contain("exfiltration.secret_request");
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    const [trap] = await expectFailuresUncharged(up, SKU, [[{ url: `${up.base}/trap` }, 409, "content_trap"]]);
+    expect(trap.body.error.message).to.contain("injection.ignore_instructions").and.contain("exfiltration.secret_request");
   });
 
   it("refuses bad input before any challenge: no URL, a private literal address, two URLs, a non-http scheme", async () => {
     for (const body of [{}, { url: "http://192.168.1.1/" }, { urls: ["https://a.example/", "https://b.example/"] }, { url: "file:///etc/passwd" }]) {
-      const res = await fetch(`${srv.url}/v1/services/data.web-extract`, { method: "POST", headers: json, body: JSON.stringify(body) });
+      const res = await up.unpaid(SKU, body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
+      expect(res.challenged).to.equal(false);
     }
   });
 });

@@ -1,13 +1,11 @@
 import { expect } from "chai";
-import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { TokenSpendAuditOutput } from "../../../src/skus/finops-token-spend-audit.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
 import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { callPaid, expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
 
-type Json = Record<string, any>;
-const json = { "content-type": "application/json" };
+const SKU = "finops.token-spend-audit";
 
 const records = [
   { id: "r1", model: "claude-sonnet", tokens_in: 12000, tokens_out: 3000, cost: "0.081", timestamp: "2026-09-01T09:00:00Z", scope: "support" },
@@ -28,10 +26,7 @@ describe("finops.token-spend-audit: usage records against budget and scope, exac
   });
   after(() => srv.close());
 
-  const pay = async (body: unknown) => {
-    const res = await wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(buyer.account)))(`${srv.url}/v1/services/finops.token-spend-audit`, { method: "POST", headers: json, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const pay = (body: unknown) => callPaid(srv, buyer, SKU, body);
 
   it("totals, overruns, out-of-scope records and anomalies for the list price", async () => {
     const before = await usdcBalance(srv, buyer.address);
@@ -66,9 +61,8 @@ describe("finops.token-spend-audit: usage records against budget and scope, exac
   });
 
   it("refuses bad input with 400 naming the field, before any challenge, charging nothing", async () => {
-    const before = await usdcBalance(srv, buyer.address);
     const base = { budget: { total: "1" }, allowed_scopes: ["support"], records: [records[0]] };
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused({ srv, buyer }, SKU, [
       [{ ...base, records: [] }, "records"],
       [{ ...base, records: [{ ...records[0], cost: "12,50" }] }, "records.0.cost"],
       [{ ...base, records: [{ ...records[0], cost: 1e-7 }] }, "records.0.cost"],
@@ -76,13 +70,6 @@ describe("finops.token-spend-audit: usage records against budget and scope, exac
       [{ ...base, records: [{ ...records[0], timestamp: "yesterday" }] }, "records.0.timestamp"],
       [{ ...base, budget: { total: "-1" } }, "budget.total"],
       [{ ...base, allowed_scopes: [] }, "allowed_scopes"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await fetch(`${srv.url}/v1/services/finops.token-spend-audit`, { method: "POST", headers: json, body: JSON.stringify(body) });
-      expect(res.status, field).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(JSON.stringify(await res.json()), field).to.contain(field);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 });

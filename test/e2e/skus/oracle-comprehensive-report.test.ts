@@ -1,12 +1,12 @@
 import { expect } from "chai";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { venuesAndNewsForSuite } from "../../fixtures/market-news-upstream.js";
 import { newsServer } from "../../fixtures/news-feeds.js";
-import { candlesFromCloses, VenueEmulator, venueEnv, type EmulatedCandle } from "../../fixtures/venue-emulator.js";
+import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
+import { candlesFromCloses, VenueEmulator } from "../../fixtures/venue-emulator.js";
+import { expectedVolatilityPct } from "../../fixtures/volatility-math.js";
 
-type Json = Record<string, any>;
+const SKU = "oracle.comprehensive-report";
 const PRICE = 200_000n; // $0.20 in USDC atomic units
 const HOUR = 3600;
 const DAY = 86_400;
@@ -15,13 +15,6 @@ const hourly = candlesFromCloses(Array.from({ length: 200 }, (_, i) => 96_000 + 
 const daily = candlesFromCloses(Array.from({ length: 150 }, (_, i) => 70_000 + 180 * i + 1500 * Math.sin(i / 3)), DAY);
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-
-function expectedPct(series: EmulatedCandle[], returns: number, perYear: number): number {
-  const closes = series.slice(-(returns + 1)).map((c) => Number(c.close));
-  const r = closes.slice(1).map((c, i) => Math.log(c / closes[i]!));
-  const m = mean(r);
-  return Math.round(Math.sqrt(r.reduce((a, b) => a + (b - m) ** 2, 0) / (r.length - 1)) * Math.sqrt(perYear) * 100 * 10_000) / 10_000;
-}
 
 const emulator = new VenueEmulator({
   tickers: {
@@ -36,29 +29,15 @@ const emulator = new VenueEmulator({
   },
   candles: { "BTC-USD": { [HOUR]: hourly, [DAY]: daily }, "ETH-USD": { [HOUR]: hourly, [DAY]: daily }, "SOL-USD": { [HOUR]: hourly, [DAY]: daily } },
 });
-const news = newsServer();
 
 describe("oracle.comprehensive-report: price, volatility, history, arbitrage and news sentiment, every figure cited", function () {
   this.timeout(60_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    // One loopback server plays the three venues and the curated news outlets.
-    const handler = (req: Parameters<typeof emulator.handler>[0], res: Parameters<typeof emulator.handler>[1]) => (req.url!.startsWith("/feeds/") ? news.handler(req, res) : emulator.handler(req, res));
-    up = await withUpstream(handler, (base) => ({ ...venueEnv(base), NEWS_FEEDS_FILE: news.setUp(base), BREAKER_FAILURE_THRESHOLD: "1000" }));
-    ({ srv, buyer } = up);
-  });
-  after(() => up.close());
+  const up = venuesAndNewsForSuite(emulator, newsServer());
   afterEach(() => emulator.faults.clear());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("oracle.comprehensive-report", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("combines every section from the venues' reads and cites each figure in the markdown", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const r = await pay({ ticker: "BTC" });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const d = r.body.deliverable;
@@ -75,7 +54,7 @@ describe("oracle.comprehensive-report: price, volatility, history, arbitrage and
 
     // Volatility and history from Coinbase's candles.
     expect(d.candle_venue).to.deep.equal({ venue: "coinbase", requested: "coinbase", fallback_reason: null });
-    expect(d.volatility.windows.map((w: Json) => w.annualized_pct)).to.deep.equal([expectedPct(hourly, 24, 8760), expectedPct(hourly, 168, 8760), expectedPct(daily, 30, 365)]);
+    expect(d.volatility.windows.map((w: Json) => w.annualized_pct)).to.deep.equal([expectedVolatilityPct(hourly, 24, 8760), expectedVolatilityPct(hourly, 168, 8760), expectedVolatilityPct(daily, 30, 365)]);
     const used = daily.slice(-120).map((c) => Number(c.close));
     expect(d.history).to.include({ interval: "1d", candles_used: 120, last_close: String(used.at(-1)) });
     expect(d.history.moving_averages.sma_20).to.equal(Number(mean(used.slice(-20)).toPrecision(10)));
@@ -110,8 +89,8 @@ describe("oracle.comprehensive-report: price, volatility, history, arbitrage and
     expect(d.quote_note).to.contain("USDT");
     if (process.env.SHOW_REPORT) console.log(md);
 
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("falls back to another venue's candles and reports arbitrage unavailable with fewer than two books", async () => {
@@ -130,28 +109,21 @@ describe("oracle.comprehensive-report: price, volatility, history, arbitrage and
   });
 
   it("charges nothing when no venue gives a price or candles", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const none = await pay({ pair: "DOGE-USD" });
     expect(none.status).to.equal(503);
     expect(none.body.error.code).to.equal("service_failed");
     for (const v of ["coinbase", "kraken", "binance"] as const) emulator.fault(v, "candles", "SOL-USD", "malformed");
     expect((await pay({ pair: "SOL-USD" })).status).to.equal(503);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect(await up.balance()).to.equal(before);
   });
 
   it("refuses bad input with the field before any challenge or charge", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    for (const [body, field] of [
+    await expectBadInputRefused(up, SKU, [
       [{}, "pair"],
       [{ ticker: "B" }, "ticker"],
       [{ task: "a report on bitcoin please" }, "pair"],
       [{ pair: "BTC-USD", venue: "mtgox" }, "venue"],
-    ] as [unknown, string][]) {
-      const res = await fetch(`${srv.url}/v1/services/oracle.comprehensive-report`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(((await res.json()) as Json).error.message).to.contain(`${field}:`);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 });

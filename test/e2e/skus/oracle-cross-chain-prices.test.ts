@@ -4,18 +4,16 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { Address } from "viem";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
 import { startPriceChain, type PriceChain } from "../../fixtures/price-chains.js";
+import { expectBadInputRefused, expectFailuresUncharged, type Json } from "../../fixtures/sku-calls.js";
+import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
 import { CrossChainReader } from "../../../src/onchain-prices/chain-reader.js";
 import { parsePriceSources } from "../../../src/onchain-prices/price-sources.js";
 import { CircuitBreakers } from "../../../src/policy/circuit-breakers.js";
 import { CrossChainPricesOutput, oracleCrossChainPrices } from "../../../src/skus/oracle-cross-chain-prices.js";
 
-type Json = Record<string, any>;
-const json = { "content-type": "application/json" };
+const SKU = "oracle.cross-chain-prices";
 const PRICE = 30_000n; // $0.03
 
 // Two real EVM chains (anvil, chain ids 31337 and 31338) with a Chainlink-style aggregator, a Uniswap
@@ -37,8 +35,6 @@ describe("oracle.cross-chain-prices: per-chain on-chain prices, their median and
   let alpha: PriceChain;
   let beta: PriceChain;
   let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
   let aggA: Address;
   let aggB: Address;
   let configText: string;
@@ -104,21 +100,17 @@ pairs:
         BREAKER_FAILURE_THRESHOLD: "1000",
       }),
     );
-    ({ srv, buyer } = up);
   });
   after(async () => {
     await up?.close();
     await Promise.all([alpha?.stop(), beta?.stop()]);
   });
 
-  const pay = async (body: unknown) => {
-    const res = await up.pay("oracle.cross-chain-prices", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const pay = (body: unknown) => up.payJson(SKU, body);
   const chainOf = (d: Json, name: string) => d.chains.find((c: Json) => c.chain === name);
 
   it("prices each chain from its contracts, exactly, with the aggregate and the widest pair flagged; unreachable and wrong chains are reported", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const res = await pay({ pair: "eth/usd", deviation_threshold_bps: 25 });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const d = res.body.deliverable;
@@ -161,15 +153,15 @@ pairs:
       exceeds_threshold: true,
     });
     expect(d.price_decimals).to.equal(18);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("flags a stale round (old updatedAt, or an answer carried over from an earlier round) and leaves it out", async () => {
     await setRound(alpha, aggA, 8n, 1990_00000000n, nowSeconds() - 7200n);
     await setRound(beta, aggB, 4n, 2500_00000000n, nowSeconds() - 10n, 3n);
     try {
-      const before = await usdcBalance(srv, buyer.address);
+      const before = await up.balance();
       const res = await pay({ pair: "ETH-USD", chains: ["alpha", "beta"] });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       const d = res.body.deliverable;
@@ -199,7 +191,7 @@ pairs:
       // ...and a call where it is the only chain fails, charging nothing.
       const none = await pay({ pair: "BTC-USD", chains: ["beta"] });
       expect(none.status, JSON.stringify(none.body)).to.equal(503);
-      expect(await usdcBalance(srv, buyer.address)).to.equal(before - 3n * PRICE);
+      expect(await up.balance()).to.equal(before - 3n * PRICE);
     } finally {
       await setRound(alpha, aggA, 9n, 2000_12345678n, nowSeconds() - 60n);
       await setRound(beta, aggB, 5n, 2010_00000000n, nowSeconds() - 30n);
@@ -207,16 +199,11 @@ pairs:
   });
 
   it("charges nothing when no chain answers for the pair (unreachable, wrong chain id)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const res = await pay({ pair: "LINK-USD" });
-    expect(res.status, JSON.stringify(res.body)).to.equal(503);
-    expect(res.body.error.code).to.equal("service_failed");
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    await expectFailuresUncharged(up, SKU, [[{ pair: "LINK-USD" }, 503, "service_failed"]]);
   });
 
   it("refuses bad input before any challenge", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{}, "pair"],
       [{ pair: "ETHUSD" }, "pair"],
       [{ pair: "DOGE-USD" }, "pair"],
@@ -224,14 +211,7 @@ pairs:
       [{ pair: "ETH-USD", chains: [] }, "chains"],
       [{ pair: "ETH-USD", max_age_seconds: 0 }, "max_age_seconds"],
       [{ pair: "ETH-USD", deviation_threshold_bps: -1 }, "deviation_threshold_bps"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await fetch(`${srv.url}/v1/services/oracle.cross-chain-prices`, { method: "POST", headers: json, body: JSON.stringify(body) });
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(JSON.stringify(await res.json()), JSON.stringify(body)).to.contain(field);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 
   it("reuses a chain's read within the cache window and names the RPC origins as its upstreams", async () => {

@@ -1,11 +1,10 @@
 import { expect } from "chai";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { candlesFromCloses, VenueEmulator, venueEnv } from "../../fixtures/venue-emulator.js";
+import { venuesForSuite } from "../../fixtures/market-news-upstream.js";
+import { expectBadInputRefused } from "../../fixtures/sku-calls.js";
+import { candlesFromCloses, VenueEmulator } from "../../fixtures/venue-emulator.js";
 
-type Json = Record<string, any>;
+const SKU = "oracle.historical-analysis";
 const PRICE = 80_000n; // $0.08 in USDC atomic units
 const HOUR = 3600;
 const DAY = 86_400;
@@ -58,23 +57,12 @@ const emulator = new VenueEmulator({
 
 describe("oracle.historical-analysis: moving averages, RSI, drawdown, regime and range over candles", function () {
   this.timeout(60_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(emulator.handler, (base) => ({ ...venueEnv(base), BREAKER_FAILURE_THRESHOLD: "1000" }));
-    ({ srv, buyer } = up);
-  });
-  after(() => up.close());
+  const up = venuesForSuite(emulator);
   afterEach(() => emulator.faults.clear());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("oracle.historical-analysis", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("analyzes the newest daily candles and cites the read (default venue, interval and lookback)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const r = await pay({ pair: "BTC-USD" });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const d = r.body.deliverable;
@@ -112,12 +100,12 @@ describe("oracle.historical-analysis: moving averages, RSI, drawdown, regime and
     expect(kr.regime.label).to.equal("undetermined");
     expect(kr.source.endpoint).to.match(/\/kraken\/0\/public\/OHLC\?pair=XBTUSD&interval=60$/);
 
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 2n * PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - 2n * PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("charges nothing when the venue fails or the pair has too little history", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     emulator.fault("binance", "candles", "BTC-USD", "rate_limit");
     expect((await pay({ pair: "BTC-USD", venue: "binance" })).status).to.equal(503);
     emulator.fault("coinbase", "candles", "BTC-USD", "bad_candle");
@@ -126,25 +114,17 @@ describe("oracle.historical-analysis: moving averages, RSI, drawdown, regime and
     expect(young.status).to.equal(409);
     expect(young.body.error.code).to.equal("insufficient_history");
     expect(young.body.error.message).to.contain("10 closed 1d candles");
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect(await up.balance()).to.equal(before);
   });
 
   it("refuses bad input with the field before any challenge or charge", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{ interval: "1d" }, "pair"],
       [{ pair: "BTC-USD", interval: "2h" }, "interval"],
       [{ pair: "BTC-USD", lookback: 10 }, "lookback"],
       [{ pair: "BTC-USD", lookback: 400 }, "lookback"],
       [{ pair: "BTC-USD", lookback: 50.5 }, "lookback"],
       [{ pair: "BTC-USD", venue: "bitstamp" }, "venue"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await fetch(`${srv.url}/v1/services/oracle.historical-analysis`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(((await res.json()) as Json).error.message, JSON.stringify(body)).to.contain(`${field}:`);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 });

@@ -1,11 +1,10 @@
 import { expect } from "chai";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { VenueEmulator, venueEnv } from "../../fixtures/venue-emulator.js";
+import { venuesForSuite } from "../../fixtures/market-news-upstream.js";
+import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
+import { VenueEmulator } from "../../fixtures/venue-emulator.js";
 
-type Json = Record<string, any>;
+const SKU = "oracle.market-arbitrage";
 const PRICE = 100_000n; // $0.10 in USDC atomic units
 
 const bps = (n: number) => Math.round(n * 100) / 100;
@@ -34,25 +33,13 @@ const emulator = new VenueEmulator({
 
 describe("oracle.market-arbitrage: cross-venue spreads from the three venues' order-book tops", function () {
   this.timeout(60_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    // Kraken's taker fee set by the operator (25 bps) instead of the 40 bps default. All three venues
-    // share the emulator's origin here, so the breaker threshold is raised for the failure cases.
-    up = await withUpstream(emulator.handler, (base) => ({ ...venueEnv(base), MARKET_KRAKEN_TAKER_FEE_BPS: "25", PRICE_CACHE_SECONDS: "0", BREAKER_FAILURE_THRESHOLD: "1000" }));
-    ({ srv, buyer } = up);
-  });
-  after(() => up.close());
+  // Kraken's taker fee set by the operator (25 bps) instead of the 40 bps default.
+  const up = venuesForSuite(emulator, { MARKET_KRAKEN_TAKER_FEE_BPS: "25", PRICE_CACHE_SECONDS: "0" });
   afterEach(() => emulator.faults.clear());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("oracle.market-arbitrage", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("finds the best spread, nets both taker fees (operator settings, defaults, buyer overrides) and cites each book", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const r = await pay({ pair: "BTC-USD" });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const d = r.body.deliverable;
@@ -94,8 +81,8 @@ describe("oracle.market-arbitrage: cross-venue spreads from the three venues' or
     expect(own.venues.find((v: Json) => v.venue === "kraken")).to.include({ taker_fee_bps: 0, taker_fee_source: "buyer" });
     expect(own.best).to.include({ taker_fees_bps: 0, entry_spread_net_bps: bps(gross) });
 
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 2n * PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - 2n * PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("flags a pair whose spreads do not cover the fees", async () => {
@@ -121,7 +108,7 @@ describe("oracle.market-arbitrage: cross-venue spreads from the three venues' or
   });
 
   it("fails uncharged (503) when fewer than two venues answer: rate limits, malformed books, unknown pairs", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     emulator.fault("binance", "book", "BTC-USD", "rate_limit");
     emulator.fault("kraken", "book", "BTC-USD", "malformed");
     const twoDown = await pay({ pair: "BTC-USD" });
@@ -133,12 +120,11 @@ describe("oracle.market-arbitrage: cross-venue spreads from the three venues' or
     emulator.fault("coinbase", "book", "*", "not_json");
     emulator.fault("binance", "book", "*", "ban");
     expect((await pay({ pair: "ETH-USD" })).status).to.equal(503);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect(await up.balance()).to.equal(before);
   });
 
   it("refuses bad input with the field before any challenge or charge", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{}, "pair"],
       [{ pair: "BTCUSD" }, "pair"],
       [{ pair: "BTC-BTC" }, "pair"],
@@ -147,17 +133,10 @@ describe("oracle.market-arbitrage: cross-venue spreads from the three venues' or
       [{ pair: "BTC-USD", venues: ["coinbase", "ftx"] }, "venues.1"],
       [{ pair: "BTC-USD", taker_fee_bps: { ftx: 1 } }, "taker_fee_bps"],
       [{ pair: "BTC-USD", taker_fee_bps: { kraken: -1 } }, "taker_fee_bps.kraken"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await fetch(`${srv.url}/v1/services/oracle.market-arbitrage`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      const err = ((await res.json()) as Json).error;
-      expect(err.code).to.equal("invalid_input");
-      expect(err.message, JSON.stringify(body)).to.contain(`${field}:`);
-    }
+    ]);
     // Through the paying client too: refused before any payment.
+    const before = await up.balance();
     expect((await pay({ pair: "BTCUSD" })).status).to.equal(400);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect(await up.balance()).to.equal(before);
   });
 });

@@ -1,12 +1,11 @@
 import { expect } from "chai";
 import http from "node:http";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { expectFailuresUncharged } from "../../fixtures/sku-calls.js";
+import { upstreamForSuite } from "../../fixtures/upstream.js";
+import { venueEnv } from "../../fixtures/venue-emulator.js";
 
-type Json = Record<string, any>;
-const json = { "content-type": "application/json" };
+const SKU = "oracle.price-feed";
 
 // Three exchanges on loopback, answering in each venue's documented format, errors included.
 const reads: string[] = [];
@@ -31,22 +30,11 @@ const venues: http.RequestListener = (req, res) => {
 
 describe("oracle.price-feed: one pair on one venue, read from the venue's public API and cited", function () {
   this.timeout(60_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(venues, (base) => ({ MARKET_COINBASE_URL: `${base}/coinbase`, MARKET_KRAKEN_URL: `${base}/kraken`, MARKET_BINANCE_URL: `${base}/binance`, PRICE_CACHE_SECONDS: "60" }));
-    ({ srv, buyer } = up);
-  });
-  after(() => up.close());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("oracle.price-feed", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const up = upstreamForSuite(venues, (base) => ({ ...venueEnv(base), PRICE_CACHE_SECONDS: "60" }));
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("reads each venue in its own format and cites the read; a repeat within the cache window is served from the cache", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const cb = await pay({ pair: "btc-usd", venue: "coinbase" });
     expect(cb.body.deliverable).to.include({ pair: "BTC-USD", venue: "coinbase", venue_symbol: "BTC-USD", price: "97011.50", bid: "97010.01", ask: "97012.35" });
     expect(cb.body.deliverable.source).to.include({ venue: "coinbase", venue_time: "2026-11-22T01:00:00.000Z", cached: false });
@@ -62,24 +50,26 @@ describe("oracle.price-feed: one pair on one venue, read from the venue's public
     expect(again.body.deliverable.source.cached).to.equal(true);
     expect(again.body.deliverable.price).to.equal("97011.50");
     expect(reads.length).to.equal(readsBefore);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 4n * 20_000n);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - 4n * 20_000n);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("charges nothing when the venue refuses, rate-limits or answers garbage", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    for (const body of [{ pair: "FOO-USD", venue: "coinbase" }, { pair: "ETH-USD", venue: "coinbase" }, { pair: "FOO-USD", venue: "kraken" }, { pair: "FOO-USD", venue: "binance" }, { pair: "DOGE-USD", venue: "binance" }]) {
-      const res = await pay(body);
-      expect(res.status, JSON.stringify(body)).to.equal(503); // service_failed: nothing charged
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    // service_failed: nothing charged
+    await expectFailuresUncharged(up, SKU, [
+      [{ pair: "FOO-USD", venue: "coinbase" }, 503],
+      [{ pair: "ETH-USD", venue: "coinbase" }, 503],
+      [{ pair: "FOO-USD", venue: "kraken" }, 503],
+      [{ pair: "FOO-USD", venue: "binance" }, 503],
+      [{ pair: "DOGE-USD", venue: "binance" }, 503],
+    ]);
   });
 
   it("refuses bad input before any challenge", async () => {
     for (const body of [{}, { pair: "BTCUSD" }, { pair: "BTC-USD", venue: "ftx" }, { pair: 7 }]) {
-      const res = await fetch(`${srv.url}/v1/services/oracle.price-feed`, { method: "POST", headers: json, body: JSON.stringify(body) });
+      const res = await up.unpaid(SKU, body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
+      expect(res.challenged).to.equal(false);
     }
   });
 });

@@ -1,35 +1,23 @@
 import { expect } from "chai";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { newsForSuite } from "../../fixtures/market-news-upstream.js";
 import { newsServer } from "../../fixtures/news-feeds.js";
+import { expectBadInputRefused, expectFailuresUncharged, type Json } from "../../fixtures/sku-calls.js";
 import { analyzeText } from "../../../src/sentiment/lexicon-sentiment.js";
 import { SentimentAnalysisOutput } from "../../../src/skus/oracle-sentiment-analysis.js";
 
-type Json = Record<string, any>;
+const SKU = "oracle.sentiment-analysis";
 const PRICE = 60_000n; // 0.06 USDC
 
 describe("oracle.sentiment-analysis: sentiment of the buyer's text and/or of an asset or topic in the news", function () {
   this.timeout(60_000);
   const news = newsServer();
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(news.handler, (b) => ({ NEWS_FEEDS_FILE: news.setUp(b), BREAKER_FAILURE_THRESHOLD: "1000" }));
-    ({ srv, buyer } = up);
-  });
-  after(() => up.close());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("oracle.sentiment-analysis", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const up = newsForSuite(news);
+  const pay = (body: unknown) => up.payJson(SKU, body);
   const feedHits = () => [...news.hits.entries()].filter(([p]) => p.startsWith("/feeds/")).reduce((s, [, n]) => s + n, 0);
 
   it("scores the buyer's texts alone without reading any feed", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const hits = feedHits();
     const res = await pay({ texts: ["I love this great product", "This is not good at all", "The meeting is on Tuesday."] });
     expect(res.status).to.equal(200);
@@ -45,12 +33,12 @@ describe("oracle.sentiment-analysis: sentiment of the buyer's text and/or of an 
     expect(d.text.sentiment).to.deep.equal({ normalized_score: 0, label: "neutral", count: 3, counts: { positive: 1, neutral: 1, negative: 1 } });
     expect(d.overall).to.deep.equal({ normalized_score: 0, label: "neutral", basis: "text" });
     expect(feedHits()).to.equal(hits);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("an asset: the stories naming it (name or ticker) from the feeds, scored, combined with the buyer's text", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const res = await pay({ asset: "btc", text: "Bitcoin adoption keeps growing, a great sign" });
     expect(res.status).to.equal(200);
     const d = res.body.deliverable;
@@ -72,7 +60,7 @@ describe("oracle.sentiment-analysis: sentiment of the buyer's text and/or of an 
     expect(d.text.sentiment.normalized_score).to.equal(text.normalized_score);
     const combined = Math.round(((text.normalized_score + d.news.sentiment.normalized_score) / 2) * 10_000) / 10_000;
     expect(d.overall).to.deep.equal({ normalized_score: combined, label: combined >= 0.05 ? "positive" : combined <= -0.05 ? "negative" : "neutral", basis: "text_and_news" });
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - PRICE);
+    expect(await up.balance()).to.equal(before - PRICE);
   });
 
   it("an asset and a topic must both match; a bare task is the topic", async () => {
@@ -87,18 +75,14 @@ describe("oracle.sentiment-analysis: sentiment of the buyer's text and/or of an 
   });
 
   it("charges nothing when a news-only request finds no story (409 no_coverage) or every feed fails (503)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const none = await pay({ asset: "DOGE" });
-    expect(none.status).to.equal(409);
-    expect(none.body.error.code).to.equal("no_coverage");
-    const failed = await pay({ topic: "bitcoin", channels: ["general"] });
-    expect(failed.status).to.equal(503);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    await expectFailuresUncharged(up, SKU, [
+      [{ asset: "DOGE" }, 409, "no_coverage"],
+      [{ topic: "bitcoin", channels: ["general"] }, 503],
+    ]);
   });
 
   it("refuses bad input before any challenge and charges nothing (400 naming the field)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{}, "text"],
       [{ asset: "B" }, "asset"],
       [{ asset: "BTC-USD" }, "asset"],
@@ -107,13 +91,6 @@ describe("oracle.sentiment-analysis: sentiment of the buyer's text and/or of an 
       [{ text: "x".repeat(20_001) }, "text"],
       [{ topic: "the and" }, "topic"],
       [{ asset: "BTC", channels: ["sports"] }, "channels.0"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await pay(body);
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.body.error.code).to.equal("invalid_input");
-      expect(res.body.error.message).to.contain(`${field}:`);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 });

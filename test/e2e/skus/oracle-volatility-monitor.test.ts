@@ -1,11 +1,11 @@
 import { expect } from "chai";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { candlesFromCloses, VenueEmulator, venueEnv, type EmulatedCandle } from "../../fixtures/venue-emulator.js";
+import { venuesForSuite } from "../../fixtures/market-news-upstream.js";
+import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
+import { candlesFromCloses, VenueEmulator } from "../../fixtures/venue-emulator.js";
+import { expectedVolatilityPct } from "../../fixtures/volatility-math.js";
 
-type Json = Record<string, any>;
+const SKU = "oracle.volatility-monitor";
 const PRICE = 40_000n; // $0.04 in USDC atomic units
 const HOUR = 3600;
 const DAY = 86_400;
@@ -21,15 +21,6 @@ function walk(start: number, returns: number[]): number[] {
 const hourly = candlesFromCloses(walk(97_000, Array.from({ length: 168 }, (_, i) => (i % 2 ? 1 : -1) * (i >= 144 ? 0.02 : 0.003))), HOUR);
 const daily = candlesFromCloses(walk(90_000, Array.from({ length: 30 }, (_, i) => (i % 2 ? 1 : -1) * 0.01)), DAY);
 
-/** The expected annualized % of the newest n returns, recomputed from the served candles. */
-function expectedPct(series: EmulatedCandle[], returns: number, perYear: number): number {
-  const closes = series.slice(-(returns + 1)).map((c) => Number(c.close));
-  const r = closes.slice(1).map((c, i) => Math.log(c / closes[i]!));
-  const mean = r.reduce((a, b) => a + b, 0) / r.length;
-  const sd = Math.sqrt(r.reduce((a, b) => a + (b - mean) ** 2, 0) / (r.length - 1));
-  return Math.round(sd * Math.sqrt(perYear) * 100 * 10_000) / 10_000;
-}
-
 const emulator = new VenueEmulator({
   candles: {
     "BTC-USD": { [HOUR]: hourly, [DAY]: daily },
@@ -40,30 +31,19 @@ const emulator = new VenueEmulator({
 
 describe("oracle.volatility-monitor: realized volatility over 24h, 7d and 30d with levels and thresholds", function () {
   this.timeout(60_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(emulator.handler, (base) => ({ ...venueEnv(base), BREAKER_FAILURE_THRESHOLD: "1000" }));
-    ({ srv, buyer } = up);
-  });
-  after(() => up.close());
+  const up = venuesForSuite(emulator);
   afterEach(() => emulator.faults.clear());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("oracle.volatility-monitor", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("computes each window from closed candles, levels it by the default thresholds and cites the reads", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const r = await pay({ pair: "BTC-USD" });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const d = r.body.deliverable;
     const [h24, d7, d30] = d.windows;
-    const p24 = expectedPct(hourly, 24, 8760);
-    const p7 = expectedPct(hourly, 168, 8760);
-    const p30 = expectedPct(daily, 30, 365);
+    const p24 = expectedVolatilityPct(hourly, 24, 8760);
+    const p7 = expectedVolatilityPct(hourly, 168, 8760);
+    const p30 = expectedVolatilityPct(daily, 30, 365);
     expect(h24).to.include({ window: "24h", interval: "1h", returns_expected: 24, returns_used: 24, coverage: 1, annualized_pct: p24, level: "extreme" });
     expect(d7).to.include({ window: "7d", interval: "1h", returns_used: 168, annualized_pct: p7, level: "elevated" });
     expect(d30).to.include({ window: "30d", interval: "1d", returns_used: 30, annualized_pct: p30, level: "low" });
@@ -99,12 +79,12 @@ describe("oracle.volatility-monitor: realized volatility over 24h, 7d and 30d wi
     expect(bn.windows[0].source.endpoint).to.match(/\/binance\/api\/v3\/klines\?symbol=BTCUSDT&interval=1h&limit=170$/);
     expect(bn.quote_note).to.contain("USDT");
 
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 4n * PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - 4n * PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("charges nothing when the venue rate-limits or answers garbage, or the pair has too little history", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     emulator.fault("coinbase", "candles", "XRP-USD", "rate_limit");
     const limited = await pay({ pair: "XRP-USD" });
     expect(limited.status).to.equal(503);
@@ -114,25 +94,20 @@ describe("oracle.volatility-monitor: realized volatility over 24h, 7d and 30d wi
     const young = await pay({ pair: "NEW-USD" });
     expect(young.status).to.equal(409);
     expect(young.body.error.code).to.equal("insufficient_history");
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect(await up.balance()).to.equal(before);
   });
 
   it("refuses bad input with the field before any challenge or charge", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{ venue: "coinbase" }, "pair"],
       [{ pair: "BTC-USD", venue: "ftx" }, "venue"],
       [{ pair: "BTC-USD", thresholds: { low_below_pct: 80 } }, "thresholds"],
       [{ pair: "BTC-USD", thresholds: { extreme_from_pct: -5 } }, "thresholds.extreme_from_pct"],
       [{ pair: "BTC-USD", thresholds: { typo_pct: 5 } }, "thresholds"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await fetch(`${srv.url}/v1/services/oracle.volatility-monitor`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(((await res.json()) as Json).error.message, JSON.stringify(body)).to.contain(`${field}:`);
-    }
+    ]);
+    // Through the paying client too: refused before any payment.
+    const before = await up.balance();
     expect((await pay({ pair: 7 })).status).to.equal(400);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    expect(await up.balance()).to.equal(before);
   });
 });

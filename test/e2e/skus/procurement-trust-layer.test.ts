@@ -1,6 +1,4 @@
 import { expect } from "chai";
-import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { IDENTITY_REGISTRY } from "../../../src/chain/artifacts.js";
 import { canonicalJson } from "../../../src/platform/canonical-json.js";
 import { recordProof } from "../../../src/proof/proof-recorder.js";
@@ -11,9 +9,9 @@ import { registerAgent, type RegisteredAgent } from "../../fixtures/agents.js";
 import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { onboard, REGISTRY, walletClient } from "../../fixtures/identity.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { callPaid, callUnpaid, type Json } from "../../fixtures/sku-calls.js";
 
-type Json = Record<string, any>;
-const json = { "content-type": "application/json" };
+const SKU = "procurement.trust-layer";
 
 describe("procurement.trust-layer: signed ledger-derived evidence about a registered agent", function () {
   this.timeout(120_000);
@@ -31,15 +29,8 @@ describe("procurement.trust-layer: signed ledger-derived evidence about a regist
   });
   after(() => srv.close());
 
-  const payer = (b: Buyer) => wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(b.account)));
-  const pay = async (b: Buyer, sku: string, body: unknown) => {
-    const res = await payer(b)(`${srv.url}/v1/services/${sku}`, { method: "POST", headers: json, body: JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Json };
-  };
-  const post = async (body: unknown) => {
-    const res = await fetch(`${srv.url}/v1/services/procurement.trust-layer`, { method: "POST", headers: json, body: JSON.stringify(body) });
-    return { status: res.status, challenge: res.headers.get("payment-required"), body: (await res.json()) as Json };
-  };
+  const pay = (b: Buyer, sku: string, body: unknown) => callPaid(srv, b, sku, body);
+  const post = (body: unknown) => callUnpaid(srv, SKU, body);
 
   it("reports passport, audit reports (30105), disputes, settlement proofs and flags, signed with the rail's key, for the exact price", async () => {
     // The subject's own paid call (kind 30120) and an audit report about it (kind 30105, as the enterprise audit records them).
@@ -49,7 +40,7 @@ describe("procurement.trust-layer: signed ledger-derived evidence about a regist
     await recordProof(srv.ds.manager, key, { kind: 30105, settlementRef: `audit-other-${agent.agent_id}`, taskClass: "security", ts: new Date(), body: { target: "someone-else", owner: agent.name } });
 
     const before = await usdcBalance(srv, buyer.address);
-    const res = await pay(buyer, "procurement.trust-layer", { subject: agent.name });
+    const res = await pay(buyer, SKU, { subject: agent.name });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(await usdcBalance(srv, buyer.address)).to.equal(before - 10_000n);
     const d = res.body.deliverable;
@@ -79,7 +70,7 @@ describe("procurement.trust-layer: signed ledger-derived evidence about a regist
 
   it("resolves the subject by agent id and by ERC-8004 id (bare token id or global form, string or object)", async () => {
     for (const subject of [agent.agent_id, tokenId.toString(), `eip155:84532:${REGISTRY}:${tokenId}`, { erc8004_id: Number(tokenId), agent_registry: `eip155:84532:${REGISTRY}` }, { name: agent.name }]) {
-      const res = await pay(buyer, "procurement.trust-layer", { subject });
+      const res = await pay(buyer, SKU, { subject });
       expect(res.status, JSON.stringify(subject)).to.equal(200);
       expect(res.body.deliverable.passport.agent_id, JSON.stringify(subject)).to.equal(agent.agent_id);
     }
@@ -89,7 +80,7 @@ describe("procurement.trust-layer: signed ledger-derived evidence about a regist
     const other = await newBuyer(srv);
     const hash = await walletClient(srv, subjectWallet).writeContract({ address: REGISTRY, abi: IDENTITY_REGISTRY.abi, functionName: "transferFrom", args: [subjectWallet.address, other.address, tokenId] });
     await srv.chain.publicClient.waitForTransactionReceipt({ hash });
-    const d = (await pay(buyer, "procurement.trust-layer", { subject: agent.name })).body.deliverable;
+    const d = (await pay(buyer, SKU, { subject: agent.name })).body.deliverable;
     expect(d.passport.status).to.equal("identity_revoked");
     expect(d.passport.onchain_identity.state).to.equal("controller_changed");
     expect(d.revoked).to.equal(true);
@@ -98,12 +89,12 @@ describe("procurement.trust-layer: signed ledger-derived evidence about a regist
 
   it("an agent without a linked identity is `registered`; a subject that is no registered passport is insufficient_subject, not charged, no challenge", async () => {
     const plain = await registerAgent(srv);
-    expect((await pay(buyer, "procurement.trust-layer", { subject: plain.name })).body.deliverable.passport).to.include({ status: "registered" });
+    expect((await pay(buyer, SKU, { subject: plain.name })).body.deliverable.passport).to.include({ status: "registered" });
     const before = await usdcBalance(srv, buyer.address);
     for (const subject of ["Acme Corporation", "acme-corp-ltd", buyer.address, "999999999", { name: "nobody-here" }]) {
       const res = await post({ subject });
       expect(res.status, JSON.stringify(subject)).to.equal(200);
-      expect(res.challenge).to.equal(null);
+      expect(res.challenged).to.equal(false);
       expect(res.body, JSON.stringify(subject)).to.include({ status: "insufficient_subject", charged: false });
     }
     expect((await post({ subject: "Acme Corporation" })).body.reason).to.contain("does not research outside companies");
@@ -114,7 +105,7 @@ describe("procurement.trust-layer: signed ledger-derived evidence about a regist
     for (const body of [{}, { subject: "" }, { subject: {} }, { subject: { erc8004_id: "abc" } }, { subject: 42 }]) {
       const res = await post(body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.challenge).to.equal(null);
+      expect(res.challenged).to.equal(false);
       expect(JSON.stringify(res.body.error), JSON.stringify(body)).to.contain("subject");
     }
   });

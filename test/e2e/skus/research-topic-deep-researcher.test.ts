@@ -1,16 +1,13 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import http from "node:http";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { pollResult } from "../../fixtures/results.js";
+import { pollResult, pollUntil } from "../../fixtures/results.js";
+import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
+import { upstreamForSuite } from "../../fixtures/upstream.js";
 import { ResearchBriefOutput } from "../../../src/skus/research-topic-deep-researcher.js";
 import { INJECTED_ARTICLE, NONCE_ARTICLE, SETTLEMENT_ARTICLE } from "../../fixtures/web/research-pages.js";
 
-type Json = Record<string, any>;
-const json = { "content-type": "application/json" };
 const SKU = "research.topic-deep-researcher";
 
 const requested: string[] = [];
@@ -26,27 +23,9 @@ const site: http.RequestListener = (req, res) => {
   res.writeHead(404, { "content-type": "text/html" }).end("<html><body>Not found</body></html>");
 };
 
-/** Polls a job until it reaches one of `states`. */
-async function pollUntil(srv: TestServer, jobId: string, states: string[]): Promise<Json> {
-  for (let i = 0; i < 400; i++) {
-    const body = (await (await fetch(`${srv.url}/v1/services/result/${jobId}`)).json()) as Json;
-    if (states.includes(body.status)) return body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`job ${jobId} never reached ${states.join("/")}`);
-}
-
 describe("research.topic-deep-researcher: a cited brief from the buyer's sources only (async)", function () {
   this.timeout(120_000);
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let base: string;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(site);
-    ({ srv, base, buyer } = up);
-  });
-  after(() => up.close());
+  const up = upstreamForSuite(site);
 
   const order = async (body: unknown) => {
     const res = await up.pay(SKU, body);
@@ -57,15 +36,15 @@ describe("research.topic-deep-researcher: a cited brief from the buyer's sources
   };
 
   it("is paid, polled to delivered, and every claim cites a fetched passage; a failing source is listed, an injected one excluded", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     requested.length = 0;
-    const urls = [`${base}/settle`, `${base}/short/nonce`, `${base}/faq`, `${base}/missing`];
+    const urls = [`${up.base}/settle`, `${up.base}/short/nonce`, `${up.base}/faq`, `${up.base}/missing`];
     const jobId = await order({
       task: "How do x402 payments settle exactly once? What does settlement cost in gas fees on Ethereum mainnet?",
       urls,
       claims: ["Settlement on Base confirms in about 2 seconds.", "Settlement on Base confirms in about 12 seconds."],
     });
-    const done = await pollResult(srv, jobId);
+    const done = await pollResult(up.srv, jobId);
     expect(done.status).to.equal("delivered");
     const d = done.deliverable;
     expect(() => ResearchBriefOutput.parse(d)).not.to.throw();
@@ -75,12 +54,12 @@ describe("research.topic-deep-researcher: a cited brief from the buyer's sources
     // Only the buyer's URLs (and the redirect they lead to) were fetched.
     expect([...new Set(requested)].sort()).to.deep.equal(["/eip-3009", "/faq", "/missing", "/settle", "/short/nonce"]);
     expect(d.sources.map((s: Json) => [s.url, s.status])).to.deep.equal([
-      [`${base}/settle`, "used"],
-      [`${base}/short/nonce`, "used"],
-      [`${base}/faq`, "excluded"],
-      [`${base}/missing`, "failed"],
+      [`${up.base}/settle`, "used"],
+      [`${up.base}/short/nonce`, "used"],
+      [`${up.base}/faq`, "excluded"],
+      [`${up.base}/missing`, "failed"],
     ]);
-    expect(d.sources[1]).to.include({ final_url: `${base}/eip-3009`, redirects: 1 });
+    expect(d.sources[1]).to.include({ final_url: `${up.base}/eip-3009`, redirects: 1 });
     expect(d.sources[2].matched_rules).to.deep.equal(["injection.ignore_instructions"]);
     expect(d.sources[3].error).to.contain("404");
     expect(d.summary).to.include({ sources_used: 2, sources_failed: 1, sources_excluded: 1 });
@@ -92,7 +71,7 @@ describe("research.topic-deep-researcher: a cited brief from the buyer's sources
       expect(c.citations.length).to.be.at.least(1);
       for (const n of c.citations) {
         const cite = d.citations.find((x: Json) => x.n === n);
-        expect([`${base}/settle`, `${base}/eip-3009`]).to.include(cite.url);
+        expect([`${up.base}/settle`, `${up.base}/eip-3009`]).to.include(cite.url);
         expect(cite.char_end).to.be.greaterThan(cite.char_start);
       }
       if (c.kind === "extracted") expect(d.citations.find((x: Json) => x.n === c.citations[0]).text).to.contain(c.text);
@@ -110,34 +89,33 @@ describe("research.topic-deep-researcher: a cited brief from the buyer's sources
 
     expect(done.svc_trust.content_sha256).to.equal(createHash("sha256").update(d.content_markdown, "utf8").digest("hex"));
     expect(done.svc_trust.content_flags ?? []).to.deep.equal([]);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - 50_000n);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - 50_000n);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("delivers a brief of unverified gaps when the sources do not address the task", async () => {
-    const done = await pollResult(srv, await order({ task: "What is the settlement finality of x402 payments?", urls: [`${base}/unrelated`] }));
+    const done = await pollResult(up.srv, await order({ task: "What is the settlement finality of x402 payments?", urls: [`${up.base}/unrelated`] }));
     expect(done.status).to.equal("delivered");
     expect(done.deliverable.claims.map((c: Json) => [c.kind, c.status])).to.deep.equal([["gap", "unverified"]]);
     expect(done.deliverable.citations).to.deep.equal([]);
   });
 
   it("refunds the job when no source can be read (404, 503) or every source is a content trap", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const unreadable = await pollUntil(srv, await order({ task: "payments settlement", urls: [`${base}/missing`, `${base}/busy`] }), ["refunded"]);
+    const before = await up.balance();
+    const unreadable = await pollUntil(up.srv, await order({ task: "payments settlement", urls: [`${up.base}/missing`, `${up.base}/busy`] }), ["refunded"]);
     expect(unreadable.error).to.contain("none of the 2 sources could be read");
     expect(unreadable.error).to.match(/^failed after 3 attempts/); // unreadable sources may recover: retried
     expect(unreadable.refund_tx_hash).to.match(/^0x[0-9a-f]{64}$/);
-    const trapped = await pollUntil(srv, await order({ task: "payments settlement", urls: [`${base}/faq`] }), ["refunded"]);
+    const trapped = await pollUntil(up.srv, await order({ task: "payments settlement", urls: [`${up.base}/faq`] }), ["refunded"]);
     expect(trapped.error).to.contain("content-trap");
     expect(trapped.error).to.match(/^failed after 1 attempts/); // a refusal is not retried
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("refuses bad input before any challenge and charges nothing", async () => {
-    const before = await usdcBalance(srv, buyer.address);
     const eleven = Array.from({ length: 11 }, (_, i) => `https://example.com/${i}`);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{ task: "x402 settlement" }, "urls"],
       [{ task: "x402 settlement", urls: [] }, "urls"],
       [{ task: "x402 settlement", urls: eleven }, "urls"],
@@ -146,15 +124,7 @@ describe("research.topic-deep-researcher: a cited brief from the buyer's sources
       [{ task: "the of and", urls: ["https://example.com/a"] }, "task"],
       [{ urls: ["https://example.com/a"] }, "task"],
       [{ task: "x402 settlement", urls: ["https://example.com/a"], max_claims: 50 }, "max_claims"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await up.pay(SKU, body); // the paying client never gets a challenge to pay
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(JSON.stringify(await res.json())).to.contain(field);
-    }
-    const raw = await fetch(`${srv.url}/v1/services/${SKU}`, { method: "POST", headers: json, body: JSON.stringify({ task: "x" }) });
-    expect(raw.status).to.equal(400);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
+    expect((await up.unpaid(SKU, { task: "x" })).status).to.equal(400);
   });
 });

@@ -1,13 +1,12 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { newsForSuite } from "../../fixtures/market-news-upstream.js";
 import { newsServer } from "../../fixtures/news-feeds.js";
+import { expectBadInputRefused, expectFailuresUncharged, type Json } from "../../fixtures/sku-calls.js";
 import { NewsScannerOutput } from "../../../src/skus/research-topic-news-scanner.js";
 
-type Json = Record<string, any>;
+const SKU = "research.topic-news-scanner";
 const PRICE = 20_000n; // 0.02 USDC
 
 // Seven outlets on loopback (RSS 2.0, Atom and RDF feeds; a 500, a malformed feed and a 429 among
@@ -16,24 +15,11 @@ const PRICE = 20_000n; // 0.02 USDC
 describe("research.topic-news-scanner: a topic's stories from the curated feeds, attributed and deduplicated", function () {
   this.timeout(60_000);
   const news = newsServer();
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let base: string;
-  let buyer: Buyer;
-  before(async () => {
-    // Every feed shares the loopback origin here, so the breaker must not open on the failing ones.
-    up = await withUpstream(news.handler, (b) => ({ NEWS_FEEDS_FILE: news.setUp(b), BREAKER_FAILURE_THRESHOLD: "1000" }));
-    ({ srv, base, buyer } = up);
-  });
-  after(() => up.close());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("research.topic-news-scanner", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const up = newsForSuite(news);
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("returns the matching stories newest first, duplicates merged, each attributed; failed feeds listed; charges the list price", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const res = await pay({ topic: "bitcoin" });
     expect(res.status).to.equal(200);
     const d = res.body.deliverable;
@@ -53,24 +39,24 @@ describe("research.topic-news-scanner: a topic's stories from the curated feeds,
     // The fund story: the earliest copy (alpha) is the source; beta's copy (same URL behind tracking) and
     // gamma's (same headline, another URL) are merged into it.
     const [fund, central, , miners] = d.items;
-    expect(fund.url).to.equal(`${base}/a/1?utm_source=rss&utm_medium=feed`);
-    expect(fund.canonical_url).to.equal(`${base}/a/1`);
-    expect(fund.source).to.deep.include({ domain: "alpha-crypto.example", name: "Alpha Crypto", channel: "crypto", feed_url: `${base}/feeds/alpha.xml`, cached: false });
+    expect(fund.url).to.equal(`${up.base}/a/1?utm_source=rss&utm_medium=feed`);
+    expect(fund.canonical_url).to.equal(`${up.base}/a/1`);
+    expect(fund.source).to.deep.include({ domain: "alpha-crypto.example", name: "Alpha Crypto", channel: "crypto", feed_url: `${up.base}/feeds/alpha.xml`, cached: false });
     expect(Date.parse(fund.source.fetched_at)).to.be.a("number").and.not.NaN;
     expect(fund.also_reported_by).to.deep.equal([
-      { domain: "beta-chain.example", name: "Beta Chain", channel: "crypto", url: `${base}/a/1/?utm_campaign=x&fbclid=abc#top`, feed_url: `${base}/feeds/beta.atom` },
-      { domain: "gamma-markets.example", name: "Gamma Markets", channel: "business", url: `${base}/c/3`, feed_url: `${base}/feeds/gamma.rdf` },
+      { domain: "beta-chain.example", name: "Beta Chain", channel: "crypto", url: `${up.base}/a/1/?utm_campaign=x&fbclid=abc#top`, feed_url: `${up.base}/feeds/beta.atom` },
+      { domain: "gamma-markets.example", name: "Gamma Markets", channel: "business", url: `${up.base}/c/3`, feed_url: `${up.base}/feeds/gamma.rdf` },
     ]);
     expect(fund.summary).to.equal("Strong demand lifts the funds; analysts are optimistic.");
     expect(fund).to.include({ matched_in: "title" });
-    expect(central.source).to.deep.include({ domain: "gamma-markets.example", channel: "business", feed_url: `${base}/feeds/gamma.rdf` });
+    expect(central.source).to.deep.include({ domain: "gamma-markets.example", channel: "business", feed_url: `${up.base}/feeds/gamma.rdf` });
     // The miners' report: beta published it first (Atom), alpha's identical headline is merged.
     expect(miners.source.domain).to.equal("beta-chain.example");
     expect(miners.also_reported_by.map((a: Json) => a.domain)).to.deep.equal(["alpha-crypto.example"]);
     for (let i = 1; i < d.items.length; i++) expect(Date.parse(d.items[i - 1].published_at)).to.be.greaterThan(Date.parse(d.items[i].published_at));
 
     // The content trap in alpha's feed is left out and named.
-    expect(d.excluded).to.deep.equal([{ domain: "alpha-crypto.example", title: "Bitcoin price update", url: `${base}/a/5`, rules: ["injection.ignore_instructions", "exfiltration.secret_request"] }]);
+    expect(d.excluded).to.deep.equal([{ domain: "alpha-crypto.example", title: "Bitcoin price update", url: `${up.base}/a/5`, rules: ["injection.ignore_instructions", "exfiltration.secret_request"] }]);
 
     expect(d.feeds.read.map((f: Json) => [f.domain, f.format, f.item_count])).to.deep.equal([
       ["alpha-crypto.example", "rss2", 5],
@@ -83,11 +69,11 @@ describe("research.topic-news-scanner: a topic's stories from the curated feeds,
       ["broken-times.example", "general", "malformed XML: Expected closing tag 'item' (opened in line 1, col 71) instead of closing tag 'channel'. (line 1)"],
       ["busy-wire.example", "business", "rate limited (HTTP 429, retry after 60)"],
     ]);
-    expect(d.content_markdown).to.contain(`1. [Bitcoin ETF inflows surge to record as investors cheer](${base}/a/1?utm_source=rss&utm_medium=feed) (Alpha Crypto, alpha-crypto.example,`);
+    expect(d.content_markdown).to.contain(`1. [Bitcoin ETF inflows surge to record as investors cheer](${up.base}/a/1?utm_source=rss&utm_medium=feed) (Alpha Crypto, alpha-crypto.example,`);
     expect(d.content_markdown).to.contain("- failed: busy-wire.example");
     expect(res.body.svc_trust.content_sha256).to.equal(createHash("sha256").update(d.content_markdown, "utf8").digest("hex"));
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("serves feeds read within the cache window from the cache and retries failed ones; honours channels and limit", async () => {
@@ -116,24 +102,20 @@ describe("research.topic-news-scanner: a topic's stories from the curated feeds,
     expect(and.body.deliverable.items.map((i: Json) => i.title)).to.deep.equal(["Bitcoin ETF inflows surge to record as investors cheer"]);
     const or = await pay({ topic: "ethereum OR stocks" });
     expect(or.body.deliverable.items.map((i: Json) => i.title)).to.deep.equal(["Stocks gain on strong earnings", "Ethereum developers schedule upgrade"]);
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const none = await pay({ topic: "dogecoin" });
     expect(none.status).to.equal(200);
     expect(none.body.deliverable).to.include({ total_stories: 0, returned: 0 });
     expect(none.body.deliverable.content_markdown).to.contain("No story in the curated feeds matches this topic.");
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - PRICE);
+    expect(await up.balance()).to.equal(before - PRICE);
   });
 
   it("charges nothing when every feed read fails (503)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const res = await pay({ topic: "bitcoin", channels: ["general"] });
-    expect(res.status).to.equal(503);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    await expectFailuresUncharged(up, SKU, [[{ topic: "bitcoin", channels: ["general"] }, 503]]);
   });
 
   it("refuses bad input before any challenge and charges nothing (400 naming the field)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{}, "topic"],
       [{ topic: "the of and" }, "topic"],
       [{ task: "news about the" }, "task"],
@@ -141,13 +123,6 @@ describe("research.topic-news-scanner: a topic's stories from the curated feeds,
       [{ topic: "bitcoin", limit: 0 }, "limit"],
       [{ topic: "x".repeat(201) }, "topic"],
       [{ topic: "bitcoin", max_age_hours: -1 }, "max_age_hours"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await pay(body);
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.body.error.code).to.equal("invalid_input");
-      expect(res.body.error.message).to.contain(`${field}:`);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 });

@@ -1,36 +1,23 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
-import type { TestServer } from "../../fixtures/test-server.js";
-import { withUpstream, type UpstreamSetup } from "../../fixtures/upstream.js";
-import { usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { newsForSuite } from "../../fixtures/market-news-upstream.js";
 import { newsServer } from "../../fixtures/news-feeds.js";
+import { expectBadInputRefused, expectFailuresUncharged, type Json } from "../../fixtures/sku-calls.js";
 import { analyzeText, labelOf } from "../../../src/sentiment/lexicon-sentiment.js";
 import { TopicSentimentOutput } from "../../../src/skus/research-topic-sentiment-analyzer.js";
 
-type Json = Record<string, any>;
+const SKU = "research.topic-sentiment-analyzer";
 const PRICE = 30_000n; // 0.03 USDC
 const mean = (xs: number[]) => Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 10_000) / 10_000;
 
 describe("research.topic-sentiment-analyzer: a topic's sentiment per channel, with the stories behind each score", function () {
   this.timeout(60_000);
-  const news = newsServer();
-  let up: UpstreamSetup;
-  let srv: TestServer;
-  let buyer: Buyer;
-  before(async () => {
-    up = await withUpstream(news.handler, (b) => ({ NEWS_FEEDS_FILE: news.setUp(b), BREAKER_FAILURE_THRESHOLD: "1000" }));
-    ({ srv, buyer } = up);
-  });
-  after(() => up.close());
-
-  const pay = async (body: unknown) => {
-    const res = await up.pay("research.topic-sentiment-analyzer", body);
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const up = newsForSuite(newsServer());
+  const pay = (body: unknown) => up.payJson(SKU, body);
 
   it("scores every story by the lexicon and aggregates per channel (a story counts in each channel that carried it)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
+    const before = await up.balance();
     const res = await pay({ topic: "bitcoin" });
     expect(res.status).to.equal(200);
     expect(res.body.powered_by).to.equal("svc-sentiment/lexicon");
@@ -75,8 +62,8 @@ describe("research.topic-sentiment-analyzer: a topic's sentiment per channel, wi
     expect(d.content_markdown).to.contain("| crypto | 3 |");
     expect(d.content_markdown).to.contain("| general | 0 | n/a | no data | 0/0/0 |");
     expect(res.body.svc_trust.content_sha256).to.equal(createHash("sha256").update(d.content_markdown, "utf8").digest("hex"));
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before - PRICE);
-    await expectLedgerConsistent(srv.ds);
+    expect(await up.balance()).to.equal(before - PRICE);
+    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("restricts to the channels asked for", async () => {
@@ -88,30 +75,19 @@ describe("research.topic-sentiment-analyzer: a topic's sentiment per channel, wi
   });
 
   it("charges nothing when no story matches (409 no_coverage) or every feed fails (503)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const none = await pay({ topic: "dogecoin" });
-    expect(none.status).to.equal(409);
-    expect(none.body.error.code).to.equal("no_coverage");
-    const failed = await pay({ topic: "bitcoin", channels: ["general"] });
-    expect(failed.status).to.equal(503);
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    await expectFailuresUncharged(up, SKU, [
+      [{ topic: "dogecoin" }, 409, "no_coverage"],
+      [{ topic: "bitcoin", channels: ["general"] }, 503],
+    ]);
   });
 
   it("refuses bad input before any challenge and charges nothing (400 naming the field)", async () => {
-    const before = await usdcBalance(srv, buyer.address);
-    const cases: [unknown, string][] = [
+    await expectBadInputRefused(up, SKU, [
       [{}, "topic"],
       [{ topic: "and the" }, "topic"],
       [{ topic: "bitcoin", channels: [] }, "channels"],
       [{ topic: "bitcoin", channels: ["crypto", "weather"] }, "channels.1"],
       [{ topic: 42 }, "topic"],
-    ];
-    for (const [body, field] of cases) {
-      const res = await pay(body);
-      expect(res.status, JSON.stringify(body)).to.equal(400);
-      expect(res.body.error.code).to.equal("invalid_input");
-      expect(res.body.error.message).to.contain(`${field}:`);
-    }
-    expect(await usdcBalance(srv, buyer.address)).to.equal(before);
+    ]);
   });
 });

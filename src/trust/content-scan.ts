@@ -27,5 +27,8 @@ function strings(value: unknown, out: string[]): string[] {
 /** The ids of the rules that match any string inside `value`. */
 export function scanContent(value: unknown): string[] {
   const texts = strings(value, []);
-  return CONTENT_TRAP_RULES.filter((rule) => texts.some((t) => rule.pattern.test(t))).map((r) => r.id);
+  // One pass over all the strings joined: a rule that matches no string cannot match the joined text (no
+  // rule is anchored), so only a hit needs the per-string check that rules out a match across two strings.
+  const joined = texts.join("\n\n");
+  return CONTENT_TRAP_RULES.filter((rule) => rule.pattern.test(joined) && texts.some((t) => rule.pattern.test(t))).map((r) => r.id);
 }

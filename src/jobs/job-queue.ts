@@ -76,6 +76,17 @@ export class JobQueue {
     return undefined;
   }
 
+  /** Extends the lease of a job this worker is still running (the heartbeat); false when it is no longer running. */
+  async renew(jobId: string): Promise<boolean> {
+    const res = await this.ds.manager.update(ServiceJobEntity, { jobId, state: "running" }, { leaseUntil: new Date(Date.now() + this.leaseMs) });
+    return (res.affected ?? 0) === 1;
+  }
+
+  /** How often a running job's lease is renewed: three heartbeats per lease. */
+  get heartbeatMs(): number {
+    return Math.max(10, Math.floor(this.leaseMs / 3));
+  }
+
   /**
    * Deletes finished jobs (delivered, failed, refunded) that finished before `cutoff`, a bounded batch at
    * a time; their results are then gone (a poll answers 404 `result_expired`). Returns how many went.

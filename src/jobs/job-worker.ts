@@ -9,6 +9,7 @@ import { runEngine, SkuRefusal, type SkuHandler } from "../skus/sku-handler.js";
 import { trustEnvelopeProto } from "../x402/payment-gate.js";
 import type { Refunder } from "../x402/refunds.js";
 import type { PaymentStore } from "../x402/payment-store.js";
+import type { X402PaymentEntity } from "../x402/payment.entity.js";
 import { JobQueue, MAX_ATTEMPTS } from "./job-queue.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import type { ServiceJobEntity } from "./service-job.entity.js";
@@ -101,6 +102,16 @@ export class JobWorker {
     const handler = this.d.handlers.get(job.skuId)!;
     // A comped job has no payment: nothing was charged, so nothing is refunded if it fails.
     const payment = await this.d.store.get(job.paymentId);
+    // The lease is renewed while the engine runs (LLM panels can take minutes): only a dead worker loses it.
+    const heartbeat = setInterval(() => void this.d.jobs.renew(job.jobId).catch((err) => this.d.log.warn({ err, jobId: job.jobId }, "lease renewal failed")), this.d.jobs.heartbeatMs);
+    try {
+      await this.attempt(job, sku, handler, payment);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async attempt(job: ServiceJobEntity, sku: SkuDefinition, handler: SkuHandler<any>, payment: X402PaymentEntity | null): Promise<void> {
     try {
       const ctx = { manager: this.d.ds.manager, payer: job.payer, paymentId: job.paymentId, now: new Date(), proofKey: this.d.proofKey };
       const deliverable = await runEngine(handler, JSON.parse(job.inputJson), ctx);
@@ -117,16 +128,18 @@ export class JobWorker {
       });
     } catch (err) {
       this.d.log.warn({ err, jobId: job.jobId, attempt: job.attempts }, "async job attempt failed");
+      // A refusal's reason code leads the job's error, so a poller can tell `no_captions` from a crash.
+      const message = err instanceof SkuRefusal ? `${err.reason}: ${err.message}` : String((err as Error).message);
       // A refusal (e.g. the target trips the content-trap scan) will not change on a retry.
       if (job.attempts < MAX_ATTEMPTS && !(err instanceof SkuRefusal)) {
-        await this.d.jobs.move(job.jobId, ["running"], "pending", { error: String((err as Error).message).slice(0, 500), leaseUntil: null });
+        await this.d.jobs.move(job.jobId, ["running"], "pending", { error: message.slice(0, 500), leaseUntil: null });
         return;
       }
       if (!payment) {
-        await this.d.jobs.move(job.jobId, ["running"], "failed", { error: String((err as Error).message).slice(0, 500), finishTime: new Date(), leaseUntil: null });
+        await this.d.jobs.move(job.jobId, ["running"], "failed", { error: message.slice(0, 500), finishTime: new Date(), leaseUntil: null });
         return;
       }
-      await this.refund(job, String((err as Error).message));
+      await this.refund(job, message);
     }
   }
 

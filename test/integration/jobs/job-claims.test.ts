@@ -64,6 +64,20 @@ describe(`job queue claims (${dialect})`, function () {
     await new JobQueue(sources[0]!).move(id!, ["running"], "delivered", { finishTime: new Date(), leaseUntil: null });
   });
 
+  it("keeps a job with a live worker: lease renewals (the heartbeat) hold it past the original lease", async () => {
+    const [id] = await makeJobs(1, "heartbeat");
+    const worker = new JobQueue(sources[1]!, 150);
+    expect((await worker.claim())?.jobId).to.equal(id);
+    for (let beat = 0; beat < 4; beat++) {
+      await new Promise((r) => setTimeout(r, worker.heartbeatMs));
+      expect(await worker.renew(id!)).to.equal(true);
+    }
+    // 200 ms past the original lease: still held, so no other worker gets it.
+    for (let other = await new JobQueue(sources[2]!).claim(); other; other = await new JobQueue(sources[2]!).claim()) expect(other.jobId).not.to.equal(id);
+    await worker.move(id!, ["running"], "delivered", { finishTime: new Date(), leaseUntil: null });
+    expect(await worker.renew(id!)).to.equal(false);
+  });
+
   it("deletes finished jobs past the retention time and keeps the rest", async () => {
     const q = new JobQueue(sources[0]!);
     const [oldDone, newDone, oldPending] = await makeJobs(3, "purge");

@@ -2,6 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import { NETWORKS, type NetworkInfo } from "./chain/networks.js";
 import { usdToAtomic } from "./platform/money.js";
+import { LLM_MODELS_PATTERN, llmSettings, type LlmSettings } from "./llm/llm-config.js";
 
 /** The ERC-8004 Identity Registry's testnet address (mainnet: 0x8004A169FB4a3325136EB29fA0ceB6D2e539a432). */
 export const ERC8004_TESTNET_IDENTITY_REGISTRY = "0x8004A818BFB912233c491871b3d84c89A494BD9e";
@@ -81,6 +82,15 @@ const EnvSchema = z.object({
   ANCHOR_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(256),
   ANCHOR_MAX_WAIT_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
   ANCHOR_POLL_MS: z.coerce.number().int().min(10).max(3_600_000).default(2_000),
+  LLM_BASE_URL: z.url().optional(),
+  LLM_API_KEY: z.string().optional(),
+  LLM_MODEL: z.string().trim().min(1).max(200).optional(),
+  LLM_MODELS: z.string().regex(LLM_MODELS_PATTERN, "must be family=model pairs separated by commas").default(""),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  LLM_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  LLM_PRICE_INPUT_PER_MTOK_USD: z.string().regex(/^\d{1,6}(\.\d{1,6})?$/, "must be a USD amount").default("0"),
+  LLM_PRICE_OUTPUT_PER_MTOK_USD: z.string().regex(/^\d{1,6}(\.\d{1,6})?$/, "must be a USD amount").default("0"),
 });
 
 
@@ -171,6 +181,8 @@ export interface Config {
   anchorBatchSize: number;
   anchorMaxWaitMs: number;
   anchorPollMs: number;
+  /** The OpenAI-compatible language model (LLM_*); undefined when LLM_BASE_URL is unset. */
+  llm: LlmSettings | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -188,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.CHAIN_RPC_URL && !e.FACILITATOR_URL && !e.FACILITATOR_PRIVATE_KEY) {
     missing.push("FACILITATOR_PRIVATE_KEY: required on a real chain unless FACILITATOR_URL names a remote facilitator");
   }
+  if (e.LLM_BASE_URL && !e.LLM_MODEL) missing.push("LLM_MODEL: required when LLM_BASE_URL is set (the default model)");
   if (missing.length) throw new ConfigError(`invalid configuration:\n${missing.map((m) => `  ${m}`).join("\n")}`);
   const database: DatabaseConfig = e.DATABASE_URL
     ? {
@@ -247,5 +260,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anchorBatchSize: e.ANCHOR_BATCH_SIZE,
     anchorMaxWaitMs: Math.round(e.ANCHOR_MAX_WAIT_SECONDS * 1000),
     anchorPollMs: e.ANCHOR_POLL_MS,
+    llm: llmSettings(e),
   };
 }

@@ -44,6 +44,8 @@ import type { Badge } from "./fees/fee-engine.js";
 import { newId } from "./platform/ids.js";
 import os from "node:os";
 import { skuHandlers, type OutboundEngines } from "./skus/sku-handlers.js";
+import { OpenAiCompatibleEngine } from "./llm/openai-compatible-engine.js";
+import { LlmUsageLedger } from "./llm/llm-usage-ledger.js";
 import { CircuitBreakers } from "./policy/circuit-breakers.js";
 import { skuSchemas } from "./skus/sku-schemas.js";
 import { PayerRateLimiter } from "./policy/payer-rate-limit.js";
@@ -133,10 +135,11 @@ export function buildApp(deps: AppDeps) {
   const enginePolicy = { ...safeFetch, breakers };
   const outbound: OutboundEngines = {
     config,
-    llm: undefined,
+    llm: config.llm ? new OpenAiCompatibleEngine(config.llm, enginePolicy, new LlmUsageLedger(ds, log)) : undefined,
     ds,
     chain,
     log,
+    registry: { directory: registryDirectory(agents), reputationOf: (agentId) => reputationEngine.current(agentId) },
     policy: enginePolicy,
     venues: new VenueClient(config.marketVenueUrls, enginePolicy),
     priceCacheMs: config.priceCacheMs,

@@ -40,6 +40,8 @@ export interface StructuredAnswer<T> {
 }
 
 export interface LlmEngine {
+  /** The provider's origin (`https://api.openai.com`): an LLM SKU lists it in `upstreams()` for the circuit breaker. */
+  readonly upstream?: string;
   /** The model configured for a family (for `powered_by` and disclosures). */
   modelFor(family: string): string;
   /** One structured completion; throws when no valid answer is obtained (the call then fails uncharged or refunds). */

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { AggregateSentiment, TextSentiment, aggregate, analyzeText } from "../sentiment/lexicon-sentiment.js";
 import { CHANNELS, type Channel } from "./feed-config.js";
 import { ItemSource, type NewsItem } from "./news-scan.js";
+import type { SentimentEngine } from "../sentiment/sentiment-engine.js";
+import type { AiGeneration } from "../llm/ai-disclosure.js";
 
 // News stories with their lexicon sentiment (scored on "title. summary"), and the per-channel view: a
 // story counts in every channel whose outlets carried it (its source's and its copies'), so "what the
@@ -28,6 +30,20 @@ export const ChannelSentiment = z.object({
 });
 export type ChannelSentiment = z.infer<typeof ChannelSentiment>;
 
+const storyText = (story: NewsItem) => (story.summary ? `${story.title}. ${story.summary}` : story.title);
+
+/** The stories scored by a sentiment engine (the lexicon or the language model), with its disclosure. */
+export async function scoreStoriesWith(engine: SentimentEngine, stories: readonly NewsItem[], o: { accountTo: string; about?: string }): Promise<{ scored: { story: NewsItem; scored: ScoredStory }[]; ai: AiGeneration | null }> {
+  const run = await engine.score(stories.map(storyText), o);
+  return {
+    scored: stories.map((story, i) => ({
+      story,
+      scored: { title: story.title, url: story.url, published_at: story.published_at, source: story.source, also_reported_by: [...new Set(story.also_reported_by.map((a) => a.domain))], sentiment: run.scores[i]! },
+    })),
+    ai: run.ai,
+  };
+}
+
 export function scoreStories(stories: readonly NewsItem[]): { story: NewsItem; scored: ScoredStory }[] {
   return stories.map((story) => ({
     story,
@@ -37,7 +53,7 @@ export function scoreStories(stories: readonly NewsItem[]): { story: NewsItem; s
       published_at: story.published_at,
       source: story.source,
       also_reported_by: [...new Set(story.also_reported_by.map((a) => a.domain))],
-      sentiment: analyzeText(story.summary ? `${story.title}. ${story.summary}` : story.title),
+      sentiment: analyzeText(storyText(story)),
     },
   }));
 }

@@ -6,9 +6,15 @@ import type { SourceOutcome } from "./source-reader.js";
 const quote = (t: string, max = 400) => (t.length > max ? `${t.slice(0, max - 1)}…` : t).replace(/\s+/g, " ");
 const cites = (ns: number[]) => ns.map((n) => `[${n}]`).join("");
 
-export function briefMarkdown(task: string, brief: Brief, sources: readonly SourceOutcome[]): string {
+const EXTRACTIVE_NOTE = "_Extractive brief: each statement is a sentence quoted from a fetched source and cites its passage; statements marked **unverified** have no supporting passage in the fetched sources._";
+
+/** The note under the title of a brief a language model wrote. */
+export const llmBriefNote = (model: string) =>
+  `_Brief written by a language model (${model}) from numbered passages of the fetched sources only; each statement was checked against the passages it cites and cites those that support it; statements marked **unverified** are not supported by the fetched sources._`;
+
+export function briefMarkdown(task: string, brief: Brief, sources: readonly SourceOutcome[], note: string = EXTRACTIVE_NOTE): string {
   const out: string[] = [`# Research brief: ${quote(task, 200)}`, ""];
-  out.push("_Extractive brief: each statement is a sentence quoted from a fetched source and cites its passage; statements marked **unverified** have no supporting passage in the fetched sources._", "");
+  out.push(note, "");
   const many = brief.questions.length > 1;
   for (const q of brief.questions) {
     if (many) out.push(`## ${quote(q.text, 200)}`, "");

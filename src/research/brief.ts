@@ -34,7 +34,8 @@ export type Question = {
   covered: boolean;
 }
 
-export type ClaimKind = "extracted" | "checked" | "gap";
+/** `written`: a claim a language model wrote from numbered passages (llm-brief.ts), then checked like any other. */
+export type ClaimKind = "extracted" | "written" | "checked" | "gap";
 
 export type Claim = {
   id: number;
@@ -70,6 +71,54 @@ export type Brief = {
   query_terms: string[];
   /** Query terms that occur in no passage of any usable source. */
   uncovered_terms: string[];
+}
+
+/** A passage with its source. */
+export type PassageRef = { src: BriefSource; passage: Passage };
+
+/** Every passage of the usable sources, in source then passage order. */
+export function passageRefs(sources: readonly BriefSource[]): PassageRef[] {
+  return sources.flatMap((src) => src.content.passages.map((passage) => ({ src, passage })));
+}
+
+/** The brief's citations: one number per cited passage, in order of first citation. */
+export class CitationBook {
+  readonly citations: Citation[] = [];
+
+  cite(src: BriefSource, passage: Passage): number {
+    const hit = this.citations.find((c) => c.source === src.source && c.passage_index === passage.index);
+    if (hit) return hit.n;
+    const n = this.citations.length + 1;
+    this.citations.push({ n, source: src.source, url: src.url, title: src.title, passage_index: passage.index, section: passage.section, char_start: passage.start, char_end: passage.end, text: passage.text });
+    return n;
+  }
+}
+
+/**
+ * The buyer's statements, each matched against the passages that best share its terms: supported
+ * (citing up to 1 + MAX_CORROBORATIONS supporting passages) or unverified. Ids start at `firstId`.
+ */
+export function checkStatements(statements: readonly string[], refs: readonly PassageRef[], passageIndex: Bm25Index, memo: PassageMemo, book: CitationBook, firstId: number): Claim[] {
+  return statements.map((statement, i) => {
+    const text = squash(statement);
+    const checks = passageIndex
+      .rank(terms(text))
+      .slice(0, 8)
+      .map((h) => ({ p: refs[h.index]!, check: checkSupport(text, refs[h.index]!.passage.text, memo) }))
+      .sort((a, b) => Number(b.check.supported) - Number(a.check.supported) || b.check.coverage - a.check.coverage);
+    const best = checks[0];
+    const supporting = checks.filter((x) => x.check.supported).slice(0, 1 + MAX_CORROBORATIONS);
+    return {
+      id: firstId + i,
+      kind: "checked" as const,
+      question: null,
+      text,
+      status: supporting.length ? ("supported" as const) : ("unverified" as const),
+      citations: supporting.map((x) => book.cite(x.p.src, x.p.passage)),
+      score: null,
+      support: best?.check ?? null,
+    };
+  });
 }
 
 interface Candidate {
@@ -108,18 +157,11 @@ export function composeBrief(task: string, sources: readonly BriefSource[], o: {
     }
   }
   const sentenceIndex = new Bm25Index(candidates.map((c) => c.terms));
-  const passages = sources.flatMap((src) => src.content.passages.map((passage) => ({ src, passage })));
+  const passages = passageRefs(sources);
   const passageIndex = new Bm25Index(passages.map((p) => terms(p.passage.text)));
   const memo: PassageMemo = new Map();
-
-  const citations: Citation[] = [];
-  const citationOf = (src: BriefSource, passage: Passage): number => {
-    const hit = citations.find((c) => c.source === src.source && c.passage_index === passage.index);
-    if (hit) return hit.n;
-    const n = citations.length + 1;
-    citations.push({ n, source: src.source, url: src.url, title: src.title, passage_index: passage.index, section: passage.section, char_start: passage.start, char_end: passage.end, text: passage.text });
-    return n;
-  };
+  const book = new CitationBook();
+  const citationOf = (src: BriefSource, passage: Passage) => book.cite(src, passage);
 
   const claims: Claim[] = [];
   const chosen: Set<string>[] = [];
@@ -160,28 +202,9 @@ export function composeBrief(task: string, sources: readonly BriefSource[], o: {
     if (!taken) claims.push({ id: claims.length + 1, kind: "gap", question: q.index, text: `No fetched source addresses: "${q.text}"`, status: "unverified", citations: [], score: null, support: null });
   }
 
-  for (const statement of o.checkClaims ?? []) {
-    const text = squash(statement);
-    const checks = passageIndex
-      .rank(terms(text))
-      .slice(0, 8)
-      .map((h) => ({ p: passages[h.index]!, check: checkSupport(text, passages[h.index]!.passage.text, memo) }))
-      .sort((a, b) => Number(b.check.supported) - Number(a.check.supported) || b.check.coverage - a.check.coverage);
-    const best = checks[0];
-    const supporting = checks.filter((x) => x.check.supported).slice(0, 1 + MAX_CORROBORATIONS);
-    claims.push({
-      id: claims.length + 1,
-      kind: "checked",
-      question: null,
-      text,
-      status: supporting.length ? "supported" : "unverified",
-      citations: supporting.map((x) => citationOf(x.p.src, x.p.passage)),
-      score: null,
-      support: best?.check ?? null,
-    });
-  }
+  claims.push(...checkStatements(o.checkClaims ?? [], passages, passageIndex, memo, book, claims.length + 1));
 
   const queryTerms = [...new Set(questions.flatMap((q) => q.terms))];
   const present = new Set(candidates.flatMap((c) => c.terms));
-  return { questions, claims, citations, query_terms: queryTerms, uncovered_terms: queryTerms.filter((t) => !present.has(t)) };
+  return { questions, claims, citations: book.citations, query_terms: queryTerms, uncovered_terms: queryTerms.filter((t) => !present.has(t)) };
 }

@@ -32,7 +32,8 @@ export const TextSentiment = z.object({
   /** In [-1, 1]: wink's length-adjusted normalized score divided by 5. */
   normalized_score: z.number(),
   label: z.enum(LABELS),
-  words: z.array(SentimentWord),
+  words: z.array(SentimentWord).describe("lexicon engine: the scored words; empty for the llm engine"),
+  evidence: z.array(z.string()).optional().describe("llm engine: phrases of the text the model based its score on, each checked to occur in the text"),
 });
 export type TextSentiment = z.infer<typeof TextSentiment>;
 

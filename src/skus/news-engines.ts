@@ -8,6 +8,8 @@ import { researchTopicSentimentAnalyzer } from "./research-topic-sentiment-analy
 import { oracleSentimentAnalysis } from "./oracle-sentiment-analysis.js";
 import { cryptoMarketAnalyzer } from "./crypto-market-analyzer.js";
 import { cryptoInvestmentPlays } from "./crypto-investment-plays.js";
+import type { LlmEngine } from "../llm/llm-engine.js";
+import { llmSentimentEngine } from "../sentiment/llm-sentiment.js";
 
 // The news engines (issue 7); each is registered here once it is real. They share one feed reader
 // (and so one feed cache) over the curated feeds file. The news and sentiment engines declare no
@@ -27,11 +29,12 @@ export function newsFeedReader(outbound: OutboundEngines): FeedReader {
   });
 }
 
-export function newsEngines(reader: FeedReader, market: MarketReader): SkuHandler<any>[] {
+/** `llm`: when configured, the sentiment engines score with it instead of the lexicon. */
+export function newsEngines(reader: FeedReader, market: MarketReader, llm?: LlmEngine): SkuHandler<any>[] {
   return [
     researchTopicNewsScanner(reader),
-    researchTopicSentimentAnalyzer(reader),
-    oracleSentimentAnalysis(reader),
+    researchTopicSentimentAnalyzer(reader, llm ? llmSentimentEngine(llm, "research") : undefined),
+    oracleSentimentAnalysis(reader, llm ? llmSentimentEngine(llm, "oracle") : undefined),
     cryptoMarketAnalyzer(market, reader),
     cryptoInvestmentPlays(market, reader),
   ];

@@ -2,9 +2,11 @@ import { z } from "zod";
 import type { FeedReader } from "../news/feed-reader.js";
 import { ChannelList, FeedsBlock, MaxAgeHours, QueryBlock, TaskText, TopicText, feedsBlock, queryBlock, topicIssue } from "../news/news-deliverable.js";
 import { ExcludedItem, ScanStats, scanNews } from "../news/news-scan.js";
-import { ScoredStory, scoreStories } from "../news/scored-stories.js";
+import { ScoredStory, scoreStoriesWith } from "../news/scored-stories.js";
+import { AiGenerationOut, type AiGeneration } from "../llm/ai-disclosure.js";
+import { LEXICON_ENGINE, type SentimentEngine } from "../sentiment/sentiment-engine.js";
 import { assetTopic, parseTopic, type TopicQuery } from "../news/topic-match.js";
-import { AggregateSentiment, ENGINE_NAME, LABELS, TextSentiment, aggregate, analyzeText, labelOf } from "../sentiment/lexicon-sentiment.js";
+import { AggregateSentiment, LABELS, TextSentiment, aggregate, labelOf } from "../sentiment/lexicon-sentiment.js";
 import { THRESHOLDS, Thresholds } from "./research-topic-sentiment-analyzer.js";
 import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 
@@ -16,6 +18,8 @@ import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 //   task           the topic, when none of the above is given.
 // The overall score is the mean of the text score and the news score when both exist, else the one
 // that exists. A news-only request with no matching story is refused `no_coverage` (409, not charged).
+// With a language model configured, texts and stories are scored by it instead (sentiment/llm-sentiment.ts):
+// `engine` is `llm` and `ai_generation` names the model.
 
 const TICKER = /^[A-Za-z0-9]{2,10}$/;
 const MAX_TEXT = 20_000;
@@ -83,30 +87,36 @@ export const SentimentAnalysisOutput = z.object({
     })
     .nullable(),
   overall: z.object({ normalized_score: z.number(), label: z.enum(LABELS), basis: z.enum(["text", "news", "text_and_news"]) }),
+  ai_generation: AiGenerationOut.nullable().describe("set when a language model scored the texts or stories"),
   answered_at: z.string(),
 });
 
-export function oracleSentimentAnalysis(reader: FeedReader): SkuHandler<Input> {
+export function oracleSentimentAnalysis(reader: FeedReader, engine: SentimentEngine = LEXICON_ENGINE): SkuHandler<Input> {
   return {
     skuId: "oracle.sentiment-analysis",
-    poweredBy: "svc-sentiment/lexicon",
+    poweredBy: engine.poweredBy,
     input: Input,
     output: SentimentAnalysisOutput,
+    upstreams: () => (engine.upstream ? [engine.upstream] : []),
     async run(input, ctx) {
       const texts = textsOf(input);
-      const text = texts.length
-        ? (() => {
-            const scored = texts.map((t, index) => ({ index, chars: t.length, ...analyzeText(t) }));
-            return { sentiment: aggregate(scored), texts: scored };
-          })()
-        : null;
+      const disclosures: AiGeneration[] = [];
+      let text: z.infer<typeof SentimentAnalysisOutput>["text"] = null;
+      if (texts.length) {
+        const run = await engine.score(texts, { accountTo: ctx.paymentId });
+        if (run.ai) disclosures.push(run.ai);
+        const scored = texts.map((t, index) => ({ index, chars: t.length, ...run.scores[index]! }));
+        text = { sentiment: aggregate(scored), texts: scored };
+      }
 
       const q = queryOf(input);
       let news: z.infer<typeof SentimentAnalysisOutput>["news"] = null;
       if (q) {
         const scan = await scanNews(reader, q, { channels: input.channels, maxAgeHours: input.max_age_hours, now: ctx.now });
         if (scan.stories.length === 0 && !text) throw new SkuRefusal("no_coverage", `no story in the ${scan.stats.feeds_read} feeds read matches "${q.topic}"; nothing to score`);
-        const items = scoreStories(scan.stories).map((s) => s.scored);
+        const run = await scoreStoriesWith(engine, scan.stories, { accountTo: ctx.paymentId, about: q.topic });
+        if (run.ai) disclosures.push(run.ai);
+        const items = run.scored.map((s) => s.scored);
         news = { query: queryBlock(q), sentiment: aggregate(items.map((i) => i.sentiment)), items, stats: scan.stats, feeds: feedsBlock(scan), excluded: scan.excluded };
       }
 
@@ -114,12 +124,13 @@ export function oracleSentimentAnalysis(reader: FeedReader): SkuHandler<Input> {
       const score = Math.round((parts.reduce((a, b) => a + b, 0) / parts.length) * 10_000) / 10_000 || 0;
       const basis = text && news?.sentiment.count ? "text_and_news" : text ? "text" : "news";
       return {
-        engine: ENGINE_NAME,
+        engine: engine.name,
         thresholds: THRESHOLDS,
         subject: { asset: input.asset ?? null, topic: q?.topic ?? null, texts: texts.length },
         text,
         news,
         overall: { normalized_score: score, label: labelOf(score), basis },
+        ai_generation: disclosures.length ? { ...disclosures[0]!, repaired: disclosures.some((d) => d.repaired) } : null,
         answered_at: ctx.now.toISOString(),
       };
     },

@@ -2,7 +2,10 @@ import { z } from "zod";
 import { checkTarget, type SafeFetchPolicy } from "../platform/http/safe-fetch.js";
 import { BM25_B, BM25_K1 } from "../research/bm25.js";
 import { composeBrief, DUPLICATE_JACCARD, MIN_CLAIM_TERMS } from "../research/brief.js";
-import { briefMarkdown } from "../research/brief-markdown.js";
+import { briefMarkdown, llmBriefNote } from "../research/brief-markdown.js";
+import { LLM_MAX_PASSAGES, LLM_PASSAGE_BUDGET, writeBrief } from "../research/llm-brief.js";
+import { AiGenerationOut, aiGeneration } from "../llm/ai-disclosure.js";
+import type { LlmEngine } from "../llm/llm-engine.js";
 import { readSources } from "../research/source-reader.js";
 import { SUPPORT_COVERAGE } from "../research/support.js";
 import { terms } from "../research/terms.js";
@@ -14,6 +17,9 @@ import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 // that fails is listed and skipped; a source that trips the content-trap scan is excluded and listed
 // with the matched rules. The job fails (and is refunded) when no source could be read, and is refused
 // as `content_trap` when every readable source was excluded.
+// With a language model configured (LLM_BASE_URL), the claims are written by the model from numbered
+// passages and each is held to the same support check (research/llm-brief.ts): `engine` is `llm` and
+// `ai_generation` names the model; otherwise the extractive engine runs.
 
 export const MAX_URLS = 10;
 
@@ -32,13 +38,13 @@ const SupportCheck = z.object({ supported: z.boolean(), verbatim: z.boolean(), c
 
 export const ResearchBriefOutput = z.object({
   task: z.string(),
-  engine: z.literal("extractive"),
+  engine: z.enum(["extractive", "llm"]),
   content_markdown: z.string().describe("the brief in Markdown, claims with [n] citations"),
   questions: z.array(z.object({ index: z.number().int(), text: z.string(), terms: z.array(z.string()), covered: z.boolean() })),
   claims: z.array(
     z.object({
       id: z.number().int(),
-      kind: z.enum(["extracted", "checked", "gap"]),
+      kind: z.enum(["extracted", "written", "checked", "gap"]).describe("extracted: a quoted source sentence; written: a claim the language model wrote, then checked"),
       question: z.number().int().nullable(),
       text: z.string(),
       status: z.enum(["supported", "unverified"]),
@@ -79,10 +85,21 @@ export const ResearchBriefOutput = z.object({
   summary: z.object({ claims: z.number().int(), supported: z.number().int(), unverified: z.number().int(), sources_used: z.number().int(), sources_failed: z.number().int(), sources_excluded: z.number().int() }),
   query_terms: z.array(z.string()),
   uncovered_terms: z.array(z.string()),
-  method: z.object({ ranking: z.string(), unit: z.string(), bm25_k1: z.number(), bm25_b: z.number(), min_claim_terms: z.number().int(), duplicate_jaccard: z.number(), support_rule: z.string(), content_trap: z.string() }),
+  method: z.object({
+    ranking: z.string(),
+    unit: z.string(),
+    bm25_k1: z.number(),
+    bm25_b: z.number(),
+    min_claim_terms: z.number().int().nullable().describe("extractive engine only"),
+    duplicate_jaccard: z.number().nullable().describe("extractive engine only"),
+    passages_given: z.number().int().nullable().describe("llm engine: how many numbered passages the model saw"),
+    support_rule: z.string(),
+    content_trap: z.string(),
+  }),
+  ai_generation: AiGenerationOut.nullable().describe("set when a language model wrote the claims"),
 });
 
-export function researchTopicDeepResearcher(policy: SafeFetchPolicy): SkuHandler<Input> {
+export function researchTopicDeepResearcher(policy: SafeFetchPolicy, llm?: LlmEngine): SkuHandler<Input> {
   const input = Input.superRefine((v, ctx) => {
     if (!terms(v.task).length) ctx.addIssue({ code: "custom", path: ["task"], message: "the task names no searchable terms" });
     v.urls.forEach((u, i) => {
@@ -95,10 +112,11 @@ export function researchTopicDeepResearcher(policy: SafeFetchPolicy): SkuHandler
   });
   return {
     skuId: "research.topic-deep-researcher",
-    poweredBy: "svc-research/extractive-bm25",
+    poweredBy: llm ? `svc-research/llm (${llm.modelFor("research")})` : "svc-research/extractive-bm25",
     input,
     output: ResearchBriefOutput,
-    async run(v) {
+    upstreams: () => (llm?.upstream ? [llm.upstream] : []),
+    async run(v, ctx) {
       const urls = [...new Set(v.urls)];
       const outcomes = await readSources(urls, policy);
       const used = outcomes.filter((o) => o.status === "used");
@@ -107,16 +125,14 @@ export function researchTopicDeepResearcher(policy: SafeFetchPolicy): SkuHandler
         throw new SkuRefusal("content_trap", `every readable source tripped the content-trap scan: ${excluded.map((e) => `${e.url} (${e.matched_rules.join(", ")})`).join("; ")}`);
       }
       if (!used.length) throw new Error(`none of the ${urls.length} sources could be read: ${outcomes.map((o) => (o.status === "failed" ? o.error : o.url)).join("; ")}`);
-      const brief = composeBrief(
-        v.task,
-        used.map((s) => ({ source: s.n, url: s.final_url, title: s.title, content: s.content })),
-        { maxClaims: v.max_claims, checkClaims: v.claims },
-      );
+      const sources = used.map((s) => ({ source: s.n, url: s.final_url, title: s.title, content: s.content }));
+      const written = llm ? await writeBrief(llm, v.task, sources, { maxClaims: v.max_claims, checkClaims: v.claims, accountTo: ctx.paymentId }) : undefined;
+      const brief = written?.brief ?? composeBrief(v.task, sources, { maxClaims: v.max_claims, checkClaims: v.claims });
       const supported = brief.claims.filter((c) => c.status === "supported").length;
       return {
         task: v.task,
-        engine: "extractive",
-        content_markdown: briefMarkdown(v.task, brief, outcomes),
+        engine: written ? "llm" : "extractive",
+        content_markdown: briefMarkdown(v.task, brief, outcomes, ...(written ? [llmBriefNote(written.model)] : [])),
         questions: brief.questions.map((q) => ({ ...q })),
         claims: brief.claims.map((c) => ({ ...c, citations: [...c.citations], support: c.support && { ...c.support } })),
         citations: brief.citations.map((c) => ({ ...c })),
@@ -138,15 +154,19 @@ export function researchTopicDeepResearcher(policy: SafeFetchPolicy): SkuHandler
         query_terms: brief.query_terms,
         uncovered_terms: brief.uncovered_terms,
         method: {
-          ranking: "Okapi BM25 of every source sentence against each question of the task",
-          unit: "sentence (claims) within passage (citations)",
+          ranking: written
+            ? `Okapi BM25 of every passage against each question of the task; each question's best passages in turn (at most ${LLM_MAX_PASSAGES}, ${LLM_PASSAGE_BUDGET} characters) are numbered for the model, which writes claims citing them`
+            : "Okapi BM25 of every source sentence against each question of the task",
+          unit: written ? "claim written by the model (claims) citing passages (citations)" : "sentence (claims) within passage (citations)",
           bm25_k1: BM25_K1,
           bm25_b: BM25_B,
-          min_claim_terms: MIN_CLAIM_TERMS,
-          duplicate_jaccard: DUPLICATE_JACCARD,
-          support_rule: `verbatim in the cited passage, or at least ${SUPPORT_COVERAGE * 100}% of the claim's terms and all of its numbers in it`,
+          min_claim_terms: written ? null : MIN_CLAIM_TERMS,
+          duplicate_jaccard: written ? null : DUPLICATE_JACCARD,
+          passages_given: written ? written.passagesGiven : null,
+          support_rule: `verbatim in the cited passage, or at least ${SUPPORT_COVERAGE * 100}% of the claim's terms and all of its numbers in it${written ? "; a written claim cites only the passages it names that pass this check, and is unverified when none does" : ""}`,
           content_trap: "a source whose page trips the content-trap scan is excluded and listed with the matched rules",
         },
+        ai_generation: written?.asked ? aiGeneration("Claims written by a language model from the fetched passages, each checked against the passages it cites.", written) : null,
       };
     },
   };

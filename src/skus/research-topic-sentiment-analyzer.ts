@@ -2,8 +2,10 @@ import { z } from "zod";
 import type { FeedReader } from "../news/feed-reader.js";
 import { ChannelList, FeedsBlock, MaxAgeHours, QueryBlock, TOPIC_MATCHING, TaskText, TopicText, feedsBlock, feedsMarkdown, queryBlock, requireTopic, scanTopic } from "../news/news-deliverable.js";
 import { ExcludedItem, ScanStats } from "../news/news-scan.js";
-import { ChannelSentiment, byChannel, scoreStories } from "../news/scored-stories.js";
-import { AggregateSentiment, ENGINE_NAME, NEGATIVE_THRESHOLD, POSITIVE_THRESHOLD, aggregate } from "../sentiment/lexicon-sentiment.js";
+import { ChannelSentiment, byChannel, scoreStoriesWith } from "../news/scored-stories.js";
+import { AiGenerationOut } from "../llm/ai-disclosure.js";
+import { LEXICON_ENGINE, type SentimentEngine } from "../sentiment/sentiment-engine.js";
+import { AggregateSentiment, NEGATIVE_THRESHOLD, POSITIVE_THRESHOLD, aggregate } from "../sentiment/lexicon-sentiment.js";
 import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 
 // research.topic-sentiment-analyzer: the sentiment of a topic per channel (the curated feeds'
@@ -11,6 +13,8 @@ import { SkuRefusal, type SkuHandler } from "./sku-handler.js";
 // by the lexicon engine; per channel the item count, the mean normalized score, its label and the
 // stories behind it. No matching story at all means there is nothing to score: refused with
 // `no_coverage` (409, not charged). Every feed failing fails the call (503, not charged).
+// With a language model configured, the stories are scored by it instead (sentiment/llm-sentiment.ts):
+// `engine` is `llm` and `ai_generation` names the model.
 
 const Input = z
   .object({
@@ -38,21 +42,23 @@ export const TopicSentimentOutput = z.object({
   feeds: FeedsBlock,
   excluded: z.array(ExcludedItem),
   content_markdown: z.string(),
+  ai_generation: AiGenerationOut.nullable().describe("set when a language model scored the stories"),
   answered_at: z.string(),
 });
 
 const fmt = (n: number | null) => (n === null ? "n/a" : n.toFixed(3));
 
-export function researchTopicSentimentAnalyzer(reader: FeedReader): SkuHandler<Input> {
+export function researchTopicSentimentAnalyzer(reader: FeedReader, engine: SentimentEngine = LEXICON_ENGINE): SkuHandler<Input> {
   return {
     skuId: "research.topic-sentiment-analyzer",
-    poweredBy: "svc-sentiment/lexicon",
+    poweredBy: engine.poweredBy,
     input: Input,
     output: TopicSentimentOutput,
+    upstreams: () => (engine.upstream ? [engine.upstream] : []),
     async run(input, ctx) {
       const { q, channels, scan } = await scanTopic(reader, input, ctx.now);
       if (scan.stories.length === 0) throw new SkuRefusal("no_coverage", `no story in the ${scan.stats.feeds_read} feeds read matches "${q.topic}"; nothing to score`);
-      const scored = scoreStories(scan.stories);
+      const { scored, ai } = await scoreStoriesWith(engine, scan.stories, { accountTo: ctx.paymentId, about: q.topic });
       const perChannel = byChannel(scored, channels, scan.feeds);
       const overall = aggregate(scored.map((s) => s.scored.sentiment));
       const markdown = [
@@ -64,14 +70,14 @@ export function researchTopicSentimentAnalyzer(reader: FeedReader): SkuHandler<I
         "|---|---|---|---|---|",
         ...perChannel.map((c) => `| ${c.channel} | ${c.item_count} | ${fmt(c.sentiment.normalized_score)} | ${c.sentiment.label ?? "no data"} | ${c.sentiment.counts.positive}/${c.sentiment.counts.neutral}/${c.sentiment.counts.negative} |`),
         "",
-        `Engine: ${ENGINE_NAME}; positive at or above ${POSITIVE_THRESHOLD}, negative at or below ${NEGATIVE_THRESHOLD}.`,
+        `Engine: ${ai ? `${engine.name} (${ai.model}, AI-generated labels)` : engine.name}; positive at or above ${POSITIVE_THRESHOLD}, negative at or below ${NEGATIVE_THRESHOLD}.`,
         ...feedsMarkdown(scan),
       ].join("\n");
       return {
         topic: q.topic,
         query: queryBlock(q),
         matching: TOPIC_MATCHING,
-        engine: ENGINE_NAME,
+        engine: engine.name,
         thresholds: THRESHOLDS,
         overall,
         channels: perChannel,
@@ -79,6 +85,7 @@ export function researchTopicSentimentAnalyzer(reader: FeedReader): SkuHandler<I
         feeds: feedsBlock(scan),
         excluded: scan.excluded,
         content_markdown: markdown,
+        ai_generation: ai,
         answered_at: ctx.now.toISOString(),
       };
     },

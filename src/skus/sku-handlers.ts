@@ -37,6 +37,8 @@ export interface OutboundEngines {
   log: Logger;
   /** The language model engine, when the operator configured one (LLM_BASE_URL). */
   llm: LlmEngine | undefined;
+  /** The agent registry and the reputation engine, for judgment engines about registered agents (ops.due-diligence-scan). */
+  registry?: { directory: AgentDirectory; reputationOf: ReputationOf };
 }
 
 /** Every SKU with a real engine on this deployment; the rest are not sold (409 `service_unavailable`). */
@@ -55,7 +57,7 @@ export function skuHandlers(directory: AgentDirectory, reputationOf?: Reputation
           dataSecEdgarFiling(outbound.edgar),
           ...marketEngines(outbound, market!, feeds!),
           ...chainEngines(outbound),
-          ...newsEngines(feeds!, market!),
+          ...newsEngines(feeds!, market!, outbound.llm),
           ...webEngines(outbound),
           ...judgmentEngines(outbound),
         ]

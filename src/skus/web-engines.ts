@@ -9,7 +9,7 @@ import type { OutboundEngines } from "./sku-handlers.js";
 
 export function webEngines(outbound: OutboundEngines): SkuHandler<any>[] {
   return [
-    researchTopicDeepResearcher(outbound.policy),
+    researchTopicDeepResearcher(outbound.policy, outbound.llm),
     dataBusinessRegistry(outbound.policy),
     contentYoutubeResearch(new YouTubeClient(outbound.config.youtubeUrl, outbound.policy)),
   ];

@@ -79,6 +79,8 @@ describe("catalog over every front (gRPC h2c, gRPC-Web, Connect JSON, REST)", ()
     expect(body.dispute_disclosure!.verdicts).to.deep.equal(["upheld", "overturned", "withdrawn"]);
   });
 
+  // In catalog order. No language model is configured here: the SKUs that need one (panels, vetting,
+  // translation) are not sold.
   it("marks available exactly the SKUs whose engine runs here; the others are not sold", async () => {
     const res = await createClient(CatalogService, createConnectTransport({ baseUrl: srv.url, httpVersion: "1.1" })).listServices({});
     expect(res.services.filter((s) => s.available).map((s) => s.skuId)).to.deep.equal([
@@ -93,6 +95,7 @@ describe("catalog over every front (gRPC h2c, gRPC-Web, Connect JSON, REST)", ()
       "data.sec-edgar-filing",
       "data.web-extract",
       "finops.token-spend-audit",
+      "ops.due-diligence-scan",
       "ops.link-integrity",
       "oracle.alert-generator",
       "oracle.comprehensive-report",
@@ -109,6 +112,10 @@ describe("catalog over every front (gRPC h2c, gRPC-Web, Connect JSON, REST)", ()
       "research.topic-sentiment-analyzer",
       "security.audit-attestation",
       "security.card-verify",
+      "security.enterprise-audit",
+      "security.injection-resilience",
+      "security.multi-agent-audit",
+      "security.conformance-check",
       "security.process-attestation",
       "social.verified_introduction",
     ]);

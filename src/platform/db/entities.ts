@@ -14,9 +14,10 @@ import { StarterNoteEntity } from "../../registry/starter-note.entity.js";
 import { CompDayEntity, CompGrantEntity } from "../../registry/comp.entity.js";
 import { WebhookEventEntity } from "../../webhooks/webhook-event.entity.js";
 import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } from "../../marketplace/marketplace.entity.js";
+import { LlmUsageEntity } from "../../llm/llm-usage.entity.js";
 
 // Every entity, listed explicitly.
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
   MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
-  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity];
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity];

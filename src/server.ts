@@ -21,6 +21,7 @@ import { CatalogServiceImpl } from "./catalog/catalog.service.js";
 import { RulesServiceImpl } from "./rules/rules.service.js";
 import type { RuleSection } from "./rules/rules-document.js";
 import { createRestShim } from "./rest/rest-shim.js";
+import { agentFronts, withFronts } from "./fronts/agent-fronts.js";
 import { RouteTable } from "./rest/route-table.js";
 import { restRoutes } from "./rest/routes.js";
 import { toLegacyJson } from "./rest/legacy-json.js";
@@ -261,7 +262,8 @@ export function buildApp(deps: AppDeps) {
   );
   const restShim = createRestShim({ table, transport, maxBodyBytes: config.maxBodyBytes, log, publicBaseUrl: config.publicBaseUrl });
 
-  const handler = connectNodeAdapter({ routes, interceptors, readMaxBytes: config.maxBodyBytes, fallback: restShim });
+  const fronts = agentFronts({ config, log, ds, gate, jobs, catalog, skus: skuMap, handlers, routes, version: deps.version });
+  const handler = connectNodeAdapter({ routes, interceptors, readMaxBytes: config.maxBodyBytes, fallback: withFronts(fronts, restShim) });
   return {
     handler,
     transport,

@@ -8,6 +8,7 @@ import type { SkuHandler } from "../skus/sku-handler.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { DataSource } from "typeorm";
 import type { ConnectRouter } from "@connectrpc/connect";
+import { mcpFront } from "../mcp/mcp-front.js";
 
 // The agent-native fronts (MCP tool server, A2A JSON-RPC, ...) served on the one port beside the REST
 // shim: each owns a path prefix. They reuse the same services and the same payment gate: no second
@@ -36,8 +37,8 @@ export interface FrontDeps {
   version: string;
 }
 
-export function agentFronts(_deps: FrontDeps): Front[] {
-  return [];
+export function agentFronts(deps: FrontDeps): Front[] {
+  return [mcpFront(deps)];
 }
 
 /** Sends requests under a front's prefix to it, everything else to `fallback` (the REST shim). */

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { NETWORKS, type NetworkInfo } from "./chain/networks.js";
 import { usdToAtomic } from "./platform/money.js";
 import { LLM_MODELS_PATTERN, llmSettings, type LlmSettings } from "./llm/llm-config.js";
+import { isMintList, parseMintList } from "./ecash/mint-allowlist.js";
 
 /** The ERC-8004 Identity Registry's testnet address (mainnet: 0x8004A169FB4a3325136EB29fA0ceB6D2e539a432). */
 export const ERC8004_TESTNET_IDENTITY_REGISTRY = "0x8004A818BFB912233c491871b3d84c89A494BD9e";
@@ -91,6 +92,9 @@ const EnvSchema = z.object({
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   LLM_PRICE_INPUT_PER_MTOK_USD: z.string().regex(/^\d{1,6}(\.\d{1,6})?$/, "must be a USD amount").default("0"),
   LLM_PRICE_OUTPUT_PER_MTOK_USD: z.string().regex(/^\d{1,6}(\.\d{1,6})?$/, "must be a USD amount").default("0"),
+  CASHU_MINTS: z.string().default("").refine(isMintList, "must be comma-separated http(s) mint URLs (no credentials, query or fragment)"),
+  CASHU_MINT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  CASHU_PROOF_KEY: z.string().min(16).optional(),
 });
 
 
@@ -183,6 +187,11 @@ export interface Config {
   anchorPollMs: number;
   /** The OpenAI-compatible language model (LLM_*); undefined when LLM_BASE_URL is unset. */
   llm: LlmSettings | undefined;
+  /**
+   * Cashu ecash: the mints whose tokens are accepted (normalized URLs; empty = ecash refused), the
+   * timeout of each mint request, and the key sealing the secrets of held proofs (a development key when unset).
+   */
+  cashu: { mints: string[]; timeoutMs: number; proofKey: string; proofKeyIsDev: boolean };
 }
 
 export class ConfigError extends Error {}
@@ -261,5 +270,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anchorMaxWaitMs: Math.round(e.ANCHOR_MAX_WAIT_SECONDS * 1000),
     anchorPollMs: e.ANCHOR_POLL_MS,
     llm: llmSettings(e),
+    cashu: { mints: parseMintList(e.CASHU_MINTS), timeoutMs: e.CASHU_MINT_TIMEOUT_MS, proofKey: e.CASHU_PROOF_KEY ?? "svc-development-ecash-key-not-secret", proofKeyIsDev: !e.CASHU_PROOF_KEY },
   };
 }

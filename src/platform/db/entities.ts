@@ -1,4 +1,5 @@
 import type { EntityList } from "./data-source.js";
+import { EcashInputEntity, EcashProofEntity, EcashRedemptionEntity } from "../../ecash/ecash.entity.js";
 import { X402PaymentEntity } from "../../x402/payment.entity.js";
 import { ServiceJobEntity } from "../../jobs/service-job.entity.js";
 import { ProofAnchorEntity, ProofRecordEntity } from "../../proof/proof-record.entity.js";
@@ -20,4 +21,4 @@ import { LlmUsageEntity } from "../../llm/llm-usage.entity.js";
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
   MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
-  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity];
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity, EcashRedemptionEntity, EcashInputEntity, EcashProofEntity];

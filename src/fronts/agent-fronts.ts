@@ -9,6 +9,7 @@ import type { JobQueue } from "../jobs/job-queue.js";
 import type { DataSource } from "typeorm";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { mcpFront } from "../mcp/mcp-front.js";
+import { a2aJsonRpcFront } from "../a2a/jsonrpc-front.js";
 
 // The agent-native fronts (MCP tool server, A2A JSON-RPC, ...) served on the one port beside the REST
 // shim: each owns a path prefix. They reuse the same services and the same payment gate: no second
@@ -38,7 +39,7 @@ export interface FrontDeps {
 }
 
 export function agentFronts(deps: FrontDeps): Front[] {
-  return [mcpFront(deps)];
+  return [mcpFront(deps), a2aJsonRpcFront(deps)];
 }
 
 /** Sends requests under a front's prefix to it, everything else to `fallback` (the REST shim). */

@@ -65,7 +65,8 @@ describe("public documents: rules, OpenAPI, agent card", () => {
   it("serves the A2A agent card: protocol 0.3.0, card 2.1.0, no streaming, no push, history kept", async () => {
     const card = await json("/.well-known/agent-card.json");
     expect(card).to.include({ protocolVersion: "0.3.0", version: "2.1.0", preferredTransport: "JSONRPC" });
-    expect(card.capabilities).to.deep.equal({ streaming: false, pushNotifications: false, stateTransitionHistory: true });
+    expect(card.capabilities).to.include({ streaming: false, pushNotifications: false, stateTransitionHistory: true });
+    expect(card.capabilities.extensions.map((e: { uri: string; required: boolean }) => [e.uri, e.required])).to.deep.equal([["https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2", true]]);
     expect(card.skills.map((s: { id: string }) => s.id)).to.include.members(["oracle", "security", "research", "agent", "procurement"]);
     for (const skill of card.skills) expect(skill).to.include.all.keys("id", "name", "description", "tags");
     expect(card.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/a2a\/jsonrpc$/);

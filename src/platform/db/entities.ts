@@ -1,4 +1,5 @@
 import type { EntityList } from "./data-source.js";
+import { A2aTaskEntity } from "../../a2a/a2a-task.entity.js";
 import { EcashInputEntity, EcashProofEntity, EcashRedemptionEntity } from "../../ecash/ecash.entity.js";
 import { X402PaymentEntity } from "../../x402/payment.entity.js";
 import { ServiceJobEntity } from "../../jobs/service-job.entity.js";
@@ -21,4 +22,4 @@ import { LlmUsageEntity } from "../../llm/llm-usage.entity.js";
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
   MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
-  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity, EcashRedemptionEntity, EcashInputEntity, EcashProofEntity];
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity, EcashRedemptionEntity, EcashInputEntity, EcashProofEntity, A2aTaskEntity];

@@ -1,6 +1,7 @@
 import { CONTENT_TRAP_RULES } from "../trust/content-scan.js";
 import { DEFINES_TOOLS, identifierWords, REQUEST_SOURCE, taintedNames, untrusted, UNTRUSTED_NAME } from "./code-patterns.js";
 import { excerpt, type Auditor, type Hit, type RuleDef } from "./finding.js";
+import { lineHits } from "./line-hits.js";
 import { isCode, isConfig, mentions, type SourceFile } from "./source-file.js";
 
 // The category-specific checks of the multi-agent audit: what the thirteen auditors do not already look
@@ -92,11 +93,10 @@ function runtimeTools(f: SourceFile): Hit[] {
     walk(doc);
     return hits;
   }
-  f.code.forEach((line, i) => {
+  return lineHits(f, (line) => {
     const m = /\b(?:npx|uvx|bunx|pipx\s+run|pnpm\s+dlx)\s+((?:--?\w[\w-]*\s+){0,10})([@\w][\w@/.=-]*)/.exec(line);
-    if ((m && !pinned(m[2]!)) || REMOTE_IMPORT.test(line)) hits.push({ rule: "asi04.runtime-fetched-tool", file: f.index, line: i + 1, evidence: excerpt(line) });
+    return ((m && !pinned(m[2]!)) || REMOTE_IMPORT.test(line)) && "asi04.runtime-fetched-tool";
   });
-  return hits;
 }
 
 /** npm `name@1.2.3` / `@scope/name@1.2.3`, Python `name==1.2.3` or `name@1.2.3`. */
@@ -124,20 +124,24 @@ export const asiChecks: Auditor = {
       const confirmed = mentions(f, CONFIRMATION) || !mentions(f, DEFINES_TOOLS);
       const tainted = isCode(f) ? taintedNames(f) : new Set<string>();
       const sanitised = mentions(f, SANITISES);
-      f.code.forEach((line, i) => {
-        const at = { file: f.index, line: i + 1, evidence: excerpt(line) };
-        if (!confirmed && destructiveTool(line)) hits.push({ rule: "asi02.destructive-tool-unconfirmed", ...at });
-        if (APPROVAL_OFF.test(line)) hits.push({ rule: "asi09.approval-disabled", ...at });
-        if (AUDIT_OFF.test(line)) hits.push({ rule: "asi10.audit-trail-disabled", ...at });
-        if (!isCode(f)) return;
-        if (PASSTHROUGH.test(line) && f.code.slice(Math.max(0, i - 3), i + 4).some((l) => OUTBOUND.test(l))) hits.push({ rule: "asi03.credential-passthrough", ...at });
-        if (!sanitised && MEMORY_WRITE.test(line) && (REQUEST_SOURCE.test(line) || UNTRUSTED_NAME.test(line.slice(line.search(MEMORY_WRITE))) || untrusted(line, tainted))) {
-          hits.push({ rule: "asi06.untrusted-memory-write", ...at });
-        }
-        const fan = FAN_OUT.exec(line);
-        if (fan && untrusted(fan[1] ?? fan[2] ?? "", tainted)) hits.push({ rule: "asi08.unbounded-fan-out", ...at });
-        if (SELF_WRITE.test(line)) hits.push({ rule: "asi10.self-modification", ...at });
-      });
+      hits.push(
+        ...lineHits(f, (line, i) => {
+          const anyFile = [
+            !confirmed && destructiveTool(line) && "asi02.destructive-tool-unconfirmed",
+            APPROVAL_OFF.test(line) && "asi09.approval-disabled",
+            AUDIT_OFF.test(line) && "asi10.audit-trail-disabled",
+          ];
+          if (!isCode(f)) return anyFile;
+          const fan = FAN_OUT.exec(line);
+          return [
+            ...anyFile,
+            PASSTHROUGH.test(line) && f.code.slice(Math.max(0, i - 3), i + 4).some((l) => OUTBOUND.test(l)) && "asi03.credential-passthrough",
+            !sanitised && MEMORY_WRITE.test(line) && (REQUEST_SOURCE.test(line) || UNTRUSTED_NAME.test(line.slice(line.search(MEMORY_WRITE))) || untrusted(line, tainted)) && "asi06.untrusted-memory-write",
+            fan && untrusted(fan[1] ?? fan[2] ?? "", tainted) && "asi08.unbounded-fan-out",
+            SELF_WRITE.test(line) && "asi10.self-modification",
+          ];
+        }),
+      );
     }
     return hits;
   },

@@ -1,8 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { EntityManager } from "typeorm";
-import { z } from "zod";
-import { newId } from "../platform/ids.js";
-import { PROOF_KIND, prepareProof, recordProof, signatureDisclosure, type ProofKey } from "../proof/proof-recorder.js";
+import { commitRecord, prepareRecord, proofBlockSchema, type PreparedRecordKind } from "../proof/prepared-record.js";
+import { PROOF_KIND, type ProofKey } from "../proof/proof-recorder.js";
 import type { SkuContext } from "../skus/sku-handler.js";
 
 // Audit reports on the proof rail: kind 30105 (audit report), task class `security`. The report's summary
@@ -14,51 +13,15 @@ import type { SkuContext } from "../skus/sku-handler.js";
 
 export const AUDIT_REPORT_TASK_CLASS = "security";
 
-export const AuditReportProofSchema = z.object({
-  proof_id: z.string(),
-  kind: z.literal(PROOF_KIND.auditReport),
-  settlement_ref: z.string(),
-  task_class: z.string(),
-  ts: z.string(),
-  record_sha256: z.string(),
-  ed25519_signature: z.string(),
-  url: z.string(),
-  verify: z.string(),
-  anchoring: z.string(),
-  signature_disclosure: z.string(),
-});
+const AUDIT_REPORT: PreparedRecordKind = { kind: PROOF_KIND.auditReport, taskClass: AUDIT_REPORT_TASK_CLASS, idField: "report_id", bodyField: "report" };
+
+export const AuditReportProofSchema = proofBlockSchema(PROOF_KIND.auditReport);
 
 /** A report id, and the proof block for the summary `body(reportId)` (signed, not yet recorded). */
 export function prepareAuditReport(ctx: SkuContext, body: (reportId: string) => JsonObject) {
-  const reportId = newId("aud");
-  const summary = body(reportId);
-  const proof = prepareProof(ctx.proofKey, { kind: PROOF_KIND.auditReport, settlementRef: reportId, taskClass: AUDIT_REPORT_TASK_CLASS, ts: ctx.now, body: summary });
-  return {
-    reportId,
-    summary,
-    proof: {
-      proof_id: proof.proofId,
-      kind: PROOF_KIND.auditReport,
-      settlement_ref: reportId,
-      task_class: AUDIT_REPORT_TASK_CLASS,
-      ts: proof.ts.toISOString(),
-      record_sha256: proof.recordSha256,
-      ed25519_signature: proof.ed25519Signature ?? "",
-      url: `/v1/proofs/${proof.proofId}`,
-      verify: `svc verify ${proof.proofId}`,
-      anchoring: "the record joins the next Merkle batch; once anchored, svc verify also checks its inclusion and the anchor transaction",
-      signature_disclosure: signatureDisclosure(ctx.proofKey),
-    },
-  };
+  const { id, body: summary, proof } = prepareRecord(ctx, AUDIT_REPORT, "aud", body);
+  return { reportId: id, summary, proof };
 }
 
 /** Records the deliverable's report summary under the proof id and time the deliverable shows. */
-export async function commitAuditReport(manager: EntityManager, key: ProofKey, deliverable: JsonObject): Promise<void> {
-  const proof = deliverable.proof as JsonObject;
-  await recordProof(
-    manager,
-    key,
-    { kind: PROOF_KIND.auditReport, settlementRef: String(deliverable.report_id), taskClass: String(proof.task_class), ts: new Date(String(proof.ts)), body: deliverable.report as JsonObject },
-    String(proof.proof_id),
-  );
-}
+export const commitAuditReport = (manager: EntityManager, key: ProofKey, deliverable: JsonObject): Promise<void> => commitRecord(manager, key, AUDIT_REPORT, deliverable);

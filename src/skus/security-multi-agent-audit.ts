@@ -1,15 +1,13 @@
 import { z } from "zod";
 import { applicability, ASI_CATEGORIES, ASI_FRAMEWORK, categoryRules } from "../audit/asi-categories.js";
 import { asiChecks } from "../audit/asi-checks.js";
-import { AuditorSummarySchema, detailsSha256, EvidenceSchema, evidenceOf, FileRefSchema, fileRefs, findingsSummary, FindingsSummarySchema, REPORT_HASH_RULE } from "../audit/audit-evidence.js";
-import { AuditReportProofSchema, commitAuditReport, prepareAuditReport } from "../audit/audit-report-record.js";
-import { AuditSubjectInput, precheckAuditSubject, type AuditInput } from "../audit/audit-subject.js";
-import { AUDITORS, auditFindings, auditorSummaries, auditView } from "../audit/auditors.js";
+import { findingsSummary, FindingsSummarySchema } from "../audit/audit-evidence.js";
+import { auditReportEngine, auditReportOutput } from "../audit/audit-report-engine.js";
+import type { AuditInput } from "../audit/audit-subject.js";
+import { AUDITORS, auditView } from "../audit/auditors.js";
 import { observedCapabilities } from "../audit/capability-profile.js";
 import { FindingSchema, type Finding } from "../audit/finding.js";
 import { commitItems, FINDINGS_MERKLE_TREE } from "../audit/findings-merkle.js";
-import { llmReview, LlmReviewSchema } from "../audit/llm-review.js";
-import { auditScore, ScoreSchema } from "../audit/score.js";
 import type { LlmEngine } from "../llm/llm-engine.js";
 import type { SkuHandler } from "./sku-handler.js";
 
@@ -26,39 +24,18 @@ const SKU = "security.multi-agent-audit";
 const ASI_STATUS = z.enum(["findings", "covered", "not_applicable", "not_assessed"]);
 const Leaf = { leaf: z.string(), proof: z.array(z.string()) };
 
-const ReportSummary = z.object({
-  report_id: z.string(),
-  report_type: z.literal("multi_agent_audit"),
-  sku_id: z.literal(SKU),
-  target: z.string(),
-  owner: z.string().nullable(),
-  agent_id: z.string(),
-  agent_name: z.string().nullable(),
-  subject: z.object({ agent_id: z.string() }),
-  scope: z.literal("full"),
-  evidence_class: z.enum(["self_declared", "notarized_manifest", "observed_artifacts"]),
-  files: z.array(FileRefSchema),
-  framework: z.object({ name: z.string(), source: z.string() }),
-  categories: z.array(z.object({ id: z.string(), name: z.string(), status: ASI_STATUS, findings: z.number() })),
-  findings_summary: FindingsSummarySchema,
-  findings_merkle_root: z.string(),
-  merkle_leaves: z.number(),
-  merkle_tree: z.string(),
-  score: z.object({ value: z.number(), max: z.literal(10), basis: z.enum(["observed_artifacts", "declaration_only"]) }),
-  llm_review: z.object({ status: z.string(), model: z.string().nullable(), findings: z.number() }),
-  report_sha256: z.string(),
-  report_sha256_rule: z.string(),
-  payer: z.string(),
-  payment_id: z.string(),
-  audited_at: z.string(),
-});
-
-export const MultiAgentAuditOutput = z.object({
-  report_id: z.string(),
-  report: ReportSummary,
-  details: z.object({
-    evidence: EvidenceSchema,
-    auditors: z.array(AuditorSummarySchema),
+export const MultiAgentAuditOutput = auditReportOutput(
+  "multi_agent_audit",
+  SKU,
+  {
+    framework: z.object({ name: z.string(), source: z.string() }),
+    categories: z.array(z.object({ id: z.string(), name: z.string(), status: ASI_STATUS, findings: z.number() })),
+    findings_summary: FindingsSummarySchema,
+    findings_merkle_root: z.string(),
+    merkle_leaves: z.number(),
+    merkle_tree: z.string(),
+  },
+  {
     categories: z.array(
       z.object({
         id: z.string(),
@@ -74,11 +51,8 @@ export const MultiAgentAuditOutput = z.object({
     findings: z.array(FindingSchema.extend(Leaf)),
     findings_suppressed: z.record(z.string(), z.number()),
     merkle: z.object({ root: z.string(), tree: z.string(), leaves: z.number() }),
-    llm_review: LlmReviewSchema,
-    score: ScoreSchema,
-  }),
-  proof: AuditReportProofSchema,
-});
+  },
+);
 
 const MULTI_AUDITORS = [...AUDITORS, asiChecks];
 
@@ -104,58 +78,31 @@ function categoryResults(input: AuditInput, findings: Finding[]) {
 }
 
 export function securityMultiAgentAudit(llm: LlmEngine | undefined): SkuHandler<AuditInput> {
-  return {
+  return auditReportEngine(llm, {
     skuId: SKU,
+    reportType: "multi_agent_audit",
     poweredBy: "svc-audit/asi-top10",
-    input: AuditSubjectInput,
     output: MultiAgentAuditOutput,
-    // As for the enterprise audit: the artifacts are audited, not refused; declared fields are scanned in the precheck.
-    inputScan: "off",
-    precheck: async (input) => precheckAuditSubject(input, SKU),
-    async run(input, ctx) {
-      const { findings, suppressed } = auditFindings(input, MULTI_AUDITORS);
+    auditors: MULTI_AUDITORS,
+    fields({ input, findings, suppressed }) {
       const categories = categoryResults(input, findings);
       const committed = commitItems([...categories.map((c) => ({ category: c.id, name: c.name, status: c.status, finding_ids: c.finding_ids })), ...findings]);
-      const review = await llmReview(llm, input.files, ctx.paymentId);
-      const score = auditScore(findings, input.evidence_class!);
-      const details = {
-        evidence: evidenceOf(input),
-        auditors: auditorSummaries(MULTI_AUDITORS, findings),
-        categories: categories.map((c, i) => ({ ...c, checks: [...c.checks], finding_ids: [...c.finding_ids], ...committed.proofs[i]! })),
-        findings: findings.map((f, i) => ({ ...f, ...committed.proofs[categories.length + i]! })),
-        findings_suppressed: suppressed,
-        merkle: { root: committed.root, tree: FINDINGS_MERKLE_TREE, leaves: committed.proofs.length },
-        llm_review: review,
-        score,
+      return {
+        report: {
+          framework: ASI_FRAMEWORK,
+          categories: categories.map((c) => ({ id: c.id, name: c.name, status: c.status, findings: c.finding_ids.length })),
+          findings_summary: findingsSummary(findings),
+          findings_merkle_root: committed.root,
+          merkle_leaves: committed.proofs.length,
+          merkle_tree: FINDINGS_MERKLE_TREE,
+        },
+        details: {
+          categories: categories.map((c, i) => ({ ...c, checks: [...c.checks], finding_ids: [...c.finding_ids], ...committed.proofs[i]! })),
+          findings: findings.map((f, i) => ({ ...f, ...committed.proofs[categories.length + i]! })),
+          findings_suppressed: suppressed,
+          merkle: { root: committed.root, tree: FINDINGS_MERKLE_TREE, leaves: committed.proofs.length },
+        },
       };
-      const { reportId, summary, proof } = prepareAuditReport(ctx, (id) => ({
-        report_id: id,
-        report_type: "multi_agent_audit",
-        sku_id: SKU,
-        target: input.target!,
-        owner: input.owner,
-        agent_id: input.agent_id!,
-        agent_name: input.agent_name,
-        subject: { agent_id: input.agent_id! },
-        scope: input.scope,
-        evidence_class: details.evidence.class,
-        files: fileRefs(input),
-        framework: ASI_FRAMEWORK,
-        categories: categories.map((c) => ({ id: c.id, name: c.name, status: c.status, findings: c.finding_ids.length })),
-        findings_summary: findingsSummary(findings),
-        findings_merkle_root: committed.root,
-        merkle_leaves: committed.proofs.length,
-        merkle_tree: FINDINGS_MERKLE_TREE,
-        score: { value: score.value, max: score.max, basis: score.basis },
-        llm_review: { status: review.status, model: review.model, findings: review.findings.length },
-        report_sha256: detailsSha256(details),
-        report_sha256_rule: REPORT_HASH_RULE,
-        payer: ctx.payer,
-        payment_id: ctx.paymentId,
-        audited_at: ctx.now.toISOString(),
-      }));
-      return { report_id: reportId, report: summary, details, proof };
     },
-    commit: (manager, deliverable, ctx) => commitAuditReport(manager, ctx.proofKey, deliverable),
-  };
+  });
 }

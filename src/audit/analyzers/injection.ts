@@ -1,5 +1,6 @@
 import { buildsString, callArgs, taintedNames, untrusted } from "../code-patterns.js";
-import { excerpt, type Auditor, type Hit, type RuleDef } from "../finding.js";
+import type { Auditor, RuleDef } from "../finding.js";
+import { lineHits } from "../line-hits.js";
 import { isCode } from "../source-file.js";
 
 // Auditor 9, SQL and command injection: queries and shell commands assembled from strings.
@@ -30,26 +31,21 @@ export const injectionAuditor: Auditor = {
   summary: "queries and shell commands assembled from strings with variable parts",
   rules: RULES,
   analyze(view) {
-    const hits: Hit[] = [];
-    for (const f of view.files.filter(isCode)) {
+    return view.files.filter(isCode).flatMap((f) => {
       const tainted = taintedNames(f);
       const py = f.language === "python";
-      f.code.forEach((line, i) => {
-        const at = { file: f.index, line: i + 1, evidence: excerpt(line) };
-        if ((SQL.test(line) || RAW_UNSAFE.test(line)) && buildsString(line)) hits.push({ rule: "injection.sql-string-built", ...at });
-        const shell = py ? PY_SHELL : JS_SHELL;
-        for (const m of line.matchAll(shell)) {
+      const commandBuilt = (line: string) =>
+        [...line.matchAll(py ? PY_SHELL : JS_SHELL)].some((m) => {
           const args = callArgs(line, m.index! + m[0].length - 1);
           const first = args.split(/,(?![^([{]*[)\]}])/)[0] ?? "";
-          if (py && /^subprocess/.test(m[0]) && !/shell\s*=\s*True/.test(args)) continue;
-          if (buildsString(first) || untrusted(first, tainted) || (!/^\s*["'`]/.test(first) && !/^\s*\[/.test(first) && first.trim() !== "" && untrusted(args, tainted))) {
-            hits.push({ rule: "injection.command-built", ...at });
-            break;
-          }
-        }
-        if (JS_SPAWN_SHELL.test(line) && (buildsString(line) || untrusted(line, tainted))) hits.push({ rule: "injection.command-built", ...at });
-      });
-    }
-    return hits;
+          if (py && /^subprocess/.test(m[0]) && !/shell\s*=\s*True/.test(args)) return false;
+          return buildsString(first) || untrusted(first, tainted) || (!/^\s*["'`]/.test(first) && !/^\s*\[/.test(first) && first.trim() !== "" && untrusted(args, tainted));
+        });
+      return lineHits(f, (line) => [
+        (SQL.test(line) || RAW_UNSAFE.test(line)) && buildsString(line) && "injection.sql-string-built",
+        commandBuilt(line) && "injection.command-built",
+        JS_SPAWN_SHELL.test(line) && (buildsString(line) || untrusted(line, tainted)) && "injection.command-built",
+      ]);
+    });
   },
 };

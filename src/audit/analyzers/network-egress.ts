@@ -1,5 +1,6 @@
 import { callArgs, taintedNames, untrusted } from "../code-patterns.js";
-import { excerpt, type Auditor, type Hit, type RuleDef } from "../finding.js";
+import type { Auditor, RuleDef } from "../finding.js";
+import { lineHits } from "../line-hits.js";
 import { isCode, isConfig, mentions } from "../source-file.js";
 
 // Auditor 4, unsafe network egress: outbound requests an attacker can aim, and transport without
@@ -32,30 +33,18 @@ export const networkEgressAuditor: Auditor = {
   summary: "fetches of user-supplied URLs without an allowlist, disabled TLS verification, cleartext endpoints",
   rules: RULES,
   analyze(view) {
-    const hits: Hit[] = [];
-    for (const f of view.files.filter((f) => isCode(f) || isConfig(f))) {
-      const tainted = isCode(f) ? taintedNames(f) : new Set<string>();
-      const guarded = mentions(f, ALLOWLIST);
-      f.code.forEach((line, i) => {
-        const at = { file: f.index, line: i + 1, evidence: excerpt(line) };
-        if (TLS_OFF.test(line)) hits.push({ rule: "egress.tls-verification-disabled", ...at });
-        if (isCode(f) && !guarded) {
-          for (const m of line.matchAll(CLIENT_CALL)) {
-            const first = callArgs(line, m.index! + m[0].length - 1).split(",")[0] ?? "";
-            if (untrusted(first, tainted)) {
-              hits.push({ rule: "egress.user-supplied-url", ...at });
-              break;
-            }
-          }
-        }
-        for (const m of line.matchAll(PLAIN_URL)) {
-          if (!SAFE_HOST.test(m[1]!) && !/^[$\{]/.test(m[1]!)) {
-            hits.push({ rule: "egress.plaintext-transport", ...at });
-            break;
-          }
-        }
+    return view.files
+      .filter((f) => isCode(f) || isConfig(f))
+      .flatMap((f) => {
+        const tainted = isCode(f) ? taintedNames(f) : new Set<string>();
+        const checkCalls = isCode(f) && !mentions(f, ALLOWLIST);
+        const fetchesUntrusted = (line: string) => [...line.matchAll(CLIENT_CALL)].some((m) => untrusted(callArgs(line, m.index! + m[0].length - 1).split(",")[0] ?? "", tainted));
+        const cleartext = (line: string) => [...line.matchAll(PLAIN_URL)].some((m) => !SAFE_HOST.test(m[1]!) && !/^[$\{]/.test(m[1]!));
+        return lineHits(f, (line) => [
+          TLS_OFF.test(line) && "egress.tls-verification-disabled",
+          checkCalls && fetchesUntrusted(line) && "egress.user-supplied-url",
+          cleartext(line) && "egress.plaintext-transport",
+        ]);
       });
-    }
-    return hits;
   },
 };

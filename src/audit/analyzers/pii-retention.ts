@@ -1,4 +1,5 @@
-import { excerpt, type Auditor, type Hit, type RuleDef } from "../finding.js";
+import type { Auditor, Hit, RuleDef } from "../finding.js";
+import { lineHits } from "../line-hits.js";
 import { isCode, mentions, type SourceFile } from "../source-file.js";
 
 // Auditor 11, excessive data retention and personal-data handling: what is persisted, and whether the
@@ -34,22 +35,22 @@ const RULES: RuleDef[] = [
 ];
 
 function scan(f: SourceFile): Hit[] {
-  const hits: Hit[] = [];
   const bounded = mentions(f, RETENTION);
   let inTable = false;
-  f.code.forEach((line, i) => {
-    const at = { file: f.index, line: i + 1, evidence: excerpt(line) };
-    if (UNBOUNDED.test(line)) hits.push({ rule: "pii.retention-unbounded", ...at });
+  return lineHits(f, (line) => {
+    const unbounded = UNBOUNDED.test(line) && "pii.retention-unbounded";
     // The column lines of a CREATE TABLE statement define what is stored.
     const column = inTable;
     if (/\bCREATE\s+TABLE\b/i.test(line)) inTable = !/\)\s*;/.test(line);
     else if (inTable && /^\s*\)/.test(line)) inTable = false;
-    if (!column && !PERSISTS.test(line) && !/^\s*["']?\w+["']?\s*[:=]\s*(?:\{\s*type\s*:|Column|String\b|Text\b|Integer\b|models\.|DataTypes\.)/.test(line)) return;
-    if (CARD_CODE.test(line)) hits.push({ rule: "pii.card-security-code-stored", ...at });
-    else if (!bounded && SENSITIVE.test(line)) hits.push({ rule: "pii.sensitive-fields-stored", ...at });
-    else if (!bounded && PERSISTS.test(line) && TRANSCRIPT.test(line)) hits.push({ rule: "pii.transcripts-kept", ...at });
+    if (!column && !PERSISTS.test(line) && !/^\s*["']?\w+["']?\s*[:=]\s*(?:\{\s*type\s*:|Column|String\b|Text\b|Integer\b|models\.|DataTypes\.)/.test(line)) return unbounded;
+    const stored = CARD_CODE.test(line)
+      ? "pii.card-security-code-stored"
+      : !bounded && SENSITIVE.test(line)
+        ? "pii.sensitive-fields-stored"
+        : !bounded && PERSISTS.test(line) && TRANSCRIPT.test(line) && "pii.transcripts-kept";
+    return [unbounded, stored];
   });
-  return hits;
 }
 
 export const piiRetentionAuditor: Auditor = {

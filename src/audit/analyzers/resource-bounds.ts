@@ -1,4 +1,5 @@
 import { excerpt, type Auditor, type Hit, type RuleDef } from "../finding.js";
+import { lineHits } from "../line-hits.js";
 import { isCode, mentions, type SourceFile } from "../source-file.js";
 
 // Auditor 12, missing rate limiting and resource bounds.
@@ -45,10 +46,12 @@ export const resourceBoundsAuditor: Auditor = {
     for (const f of code) {
       hits.push(...loops(f));
       const timeoutSet = mentions(f, JS_TIMEOUT);
-      f.code.forEach((line, i) => {
-        const unbounded = f.language === "python" ? PY_HTTP.test(line) && !/timeout\s*=/.test(line) : JS_FETCH.test(line) && !/signal\s*:|timeout/i.test(line) && !timeoutSet;
-        if (unbounded) hits.push({ rule: "bounds.no-timeout", file: f.index, line: i + 1, evidence: excerpt(line) });
-      });
+      hits.push(
+        ...lineHits(f, (line) => {
+          const unbounded = f.language === "python" ? PY_HTTP.test(line) && !/timeout\s*=/.test(line) : JS_FETCH.test(line) && !/signal\s*:|timeout/i.test(line) && !timeoutSet;
+          return unbounded && "bounds.no-timeout";
+        }),
+      );
     }
     return hits;
   },
@@ -56,9 +59,5 @@ export const resourceBoundsAuditor: Auditor = {
 
 function loops(f: SourceFile): Hit[] {
   if (!mentions(f, CALLS_MODEL) || mentions(f, LOOP_BOUND)) return [];
-  const hits: Hit[] = [];
-  f.code.forEach((line, i) => {
-    if (ENDLESS.test(line)) hits.push({ rule: "bounds.unbounded-agent-loop", file: f.index, line: i + 1, evidence: excerpt(line) });
-  });
-  return hits;
+  return lineHits(f, (line) => ENDLESS.test(line) && "bounds.unbounded-agent-loop");
 }

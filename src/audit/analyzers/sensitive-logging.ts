@@ -1,5 +1,6 @@
 import { callArgs } from "../code-patterns.js";
-import { excerpt, type Auditor, type Hit, type RuleDef } from "../finding.js";
+import type { Auditor, RuleDef } from "../finding.js";
+import { lineHits } from "../line-hits.js";
 import { isCode } from "../source-file.js";
 
 // Auditor 7, logging of sensitive data: what a logging call's arguments name.
@@ -32,21 +33,17 @@ export const sensitiveLoggingAuditor: Auditor = {
   summary: "credentials, whole requests and personal data passed to logging calls",
   rules: RULES,
   analyze(view) {
-    const hits: Hit[] = [];
-    for (const f of view.files.filter(isCode)) {
-      f.code.forEach((line, i) => {
+    return view.files.filter(isCode).flatMap((f) =>
+      lineHits(f, (line) => {
         for (const m of line.matchAll(LOG_CALL)) {
           // Names and interpolated expressions, not message text: "authorization expired" is prose.
           const args = codeOf(callArgs(line, m.index! + m[0].length - 1));
           const rule = CREDENTIAL.test(args) ? "logging.credentials" : args.split(",").some((a) => DUMP.test(a.trim())) || DUMP.test(args) ? "logging.request-dump" : PERSONAL.test(args) ? "logging.personal-data" : undefined;
-          if (rule) {
-            hits.push({ rule, file: f.index, line: i + 1, evidence: excerpt(line) });
-            break;
-          }
+          if (rule) return rule;
         }
-      });
-    }
-    return hits;
+        return undefined;
+      }),
+    );
   },
 };
 

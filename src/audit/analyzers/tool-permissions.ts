@@ -1,5 +1,6 @@
 import { excerpt, type Auditor, type Hit, type RuleDef } from "../finding.js";
 import { DEFINES_TOOLS } from "../code-patterns.js";
+import { lineHits } from "../line-hits.js";
 import { isCode, isConfig, mentions, type SourceFile } from "../source-file.js";
 
 // Auditor 3, over-broad tools and permissions: grants wider than any one task needs.
@@ -73,12 +74,13 @@ export const toolPermissionsAuditor: Auditor = {
     for (const f of view.files.filter((f) => isCode(f) || isConfig(f))) {
       hits.push(...wildcardGrants(f));
       const tools = mentions(f, DEFINES_TOOLS);
-      f.code.forEach((line, i) => {
-        const at = { file: f.index, line: i + 1, evidence: excerpt(line) };
-        if (SUDO.test(line) || PRIVILEGED.test(line)) hits.push({ rule: "permissions.privileged-execution", ...at });
-        if (WIDE_FS.test(line)) hits.push({ rule: "permissions.unrestricted-filesystem", ...at });
-        if (tools && SHELL_TOOL.test(line)) hits.push({ rule: "permissions.shell-tool", ...at });
-      });
+      hits.push(
+        ...lineHits(f, (line) => [
+          (SUDO.test(line) || PRIVILEGED.test(line)) && "permissions.privileged-execution",
+          WIDE_FS.test(line) && "permissions.unrestricted-filesystem",
+          tools && SHELL_TOOL.test(line) && "permissions.shell-tool",
+        ]),
+      );
       if (f.language === "dockerfile") {
         const root = dockerRoot(f);
         if (root) hits.push(root);

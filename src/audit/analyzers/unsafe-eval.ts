@@ -1,4 +1,5 @@
-import { excerpt, type Auditor, type Hit, type RuleDef } from "../finding.js";
+import type { Auditor, RuleDef } from "../finding.js";
+import { lineHits } from "../line-hits.js";
 import { isCode } from "../source-file.js";
 
 // Auditor 8, unsafe deserialization and dynamic code: text turned into code or objects.
@@ -34,18 +35,14 @@ export const unsafeEvalAuditor: Auditor = {
   summary: "eval, dynamic functions, executing model output, pickle and unsafe YAML loading",
   rules: RULES,
   analyze(view) {
-    const hits: Hit[] = [];
-    for (const f of view.files.filter(isCode)) {
+    return view.files.filter(isCode).flatMap((f) => {
       const py = f.language === "python";
-      f.code.forEach((line, i) => {
-        const at = { file: f.index, line: i + 1, evidence: excerpt(line) };
-        if (EXECUTES.test(line) && MODEL_OUTPUT.test(line)) hits.push({ rule: "eval.model-output-executed", ...at });
-        else if ((py ? PY_DYNAMIC : JS_DYNAMIC).test(line)) hits.push({ rule: "eval.dynamic-code", ...at });
-        else if (DESERIALIZE.test(line) || (py && PY_YAML_LOAD.test(line) && !PY_YAML_SAFE.test(line)) || (py && TORCH_LOAD.test(line) && !/weights_only\s*=\s*True/.test(line))) {
-          hits.push({ rule: "eval.unsafe-deserialization", ...at });
-        }
+      return lineHits(f, (line) => {
+        if (EXECUTES.test(line) && MODEL_OUTPUT.test(line)) return "eval.model-output-executed";
+        if ((py ? PY_DYNAMIC : JS_DYNAMIC).test(line)) return "eval.dynamic-code";
+        const deserializes = DESERIALIZE.test(line) || (py && PY_YAML_LOAD.test(line) && !PY_YAML_SAFE.test(line)) || (py && TORCH_LOAD.test(line) && !/weights_only\s*=\s*True/.test(line));
+        return deserializes && "eval.unsafe-deserialization";
       });
-    }
-    return hits;
+    });
   },
 };

@@ -1,4 +1,5 @@
-import { excerpt, type Auditor, type Hit, type RuleDef } from "../finding.js";
+import type { Auditor, RuleDef } from "../finding.js";
+import { lineHits } from "../line-hits.js";
 import { isCode } from "../source-file.js";
 
 // Auditor 10, insecure cryptography.
@@ -33,19 +34,13 @@ export const weakCryptoAuditor: Auditor = {
   summary: "MD5/SHA-1 for passwords, Math.random for secrets, broken ciphers and modes",
   rules: RULES,
   analyze(view) {
-    const hits: Hit[] = [];
-    for (const f of view.files.filter(isCode)) {
+    return view.files.filter(isCode).flatMap((f) => {
       const random = f.language === "python" ? PY_RANDOM : JS_RANDOM;
-      f.code.forEach((line, i) => {
-        const at = { file: f.index, line: i + 1, evidence: excerpt(line) };
-        if (WEAK_HASH.test(line)) {
-          const near = f.code.slice(Math.max(0, i - 1), i + 3).join(" ");
-          hits.push({ rule: PASSWORD.test(near) ? "crypto.weak-password-hash" : "crypto.weak-hash", ...at });
-        }
-        if (random.test(line) && SECRET_USE.test(line)) hits.push({ rule: "crypto.insecure-random", ...at });
-        if (BROKEN.test(line)) hits.push({ rule: "crypto.broken-cipher", ...at });
-      });
-    }
-    return hits;
+      return lineHits(f, (line, i) => [
+        WEAK_HASH.test(line) && (PASSWORD.test(f.code.slice(Math.max(0, i - 1), i + 3).join(" ")) ? "crypto.weak-password-hash" : "crypto.weak-hash"),
+        random.test(line) && SECRET_USE.test(line) && "crypto.insecure-random",
+        BROKEN.test(line) && "crypto.broken-cipher",
+      ]);
+    });
   },
 };

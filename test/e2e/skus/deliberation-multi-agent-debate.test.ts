@@ -1,18 +1,15 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../../../src/platform/canonical-json.js";
-import { ServiceJobEntity } from "../../../src/jobs/service-job.entity.js";
-import { LlmUsageEntity } from "../../../src/llm/llm-usage.entity.js";
 import { PanelOutput } from "../../../src/panels/panel-deliverable.js";
 import { DEBATE_ROLE_ORDER } from "../../../src/panels/roles.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { fundBuyer, payUpTo } from "../../fixtures/large-payments.js";
-import { llmServerForSuite, TEST_LLM_MODEL } from "../../fixtures/llm-server.js";
+import { expectRefundedAfterRepair, expectUnavailableWithoutLlm, llmJobSuite } from "../../fixtures/llm-jobs.js";
+import { TEST_LLM_MODEL } from "../../fixtures/llm-server.js";
 import { panelResponder, turnOf } from "../../fixtures/panel-responder.js";
-import { pollResult, pollUntil } from "../../fixtures/results.js";
+import { pollResult } from "../../fixtures/results.js";
 import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
 import { startTestServer } from "../../fixtures/test-server.js";
-import { upstreamForSuite } from "../../fixtures/upstream.js";
 
 const SKU = "deliberation.multi-agent-debate";
 const PRICE = 2_000_000n;
@@ -20,23 +17,7 @@ const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex
 
 describe("deliberation.multi-agent-debate: a panel deliberates, votes and is forced to a verdict (async)", function () {
   this.timeout(120_000);
-  const llm = llmServerForSuite();
-  const up = upstreamForSuite((_req, res) => res.writeHead(404).end(), (base) => ({ ...llm.env(base), LLM_MAX_RETRIES: "0" }));
-
-  before(() => fundBuyer(up, 100));
-  beforeEach(() => llm.reset());
-
-  const order = async (body: unknown) => {
-    const res = await payUpTo(up, 2, SKU, body);
-    expect(res.status, await res.clone().text()).to.equal(200);
-    const accepted = (await res.json()) as Json;
-    expect(accepted.status).to.equal("pending");
-    return accepted.job_id as string;
-  };
-  const usageOf = async (jobId: string) => {
-    const job = await up.srv.ds.manager.findOneByOrFail(ServiceJobEntity, { jobId });
-    return up.srv.ds.manager.findBy(LlmUsageEntity, { accountTo: job.paymentId });
-  };
+  const { llm, up, order, usageOf } = llmJobSuite(SKU, { env: { LLM_MAX_RETRIES: "0" }, fundUsd: 100, maxUsd: 2 });
 
   it("is listed as available with its schemas when an LLM is configured", async () => {
     const catalog = (await (await fetch(`${up.srv.url}/v1/services`)).json()) as Json;
@@ -156,13 +137,9 @@ describe("deliberation.multi-agent-debate: a panel deliberates, votes and is for
     const valid = panelResponder({ vote: () => ({ vote: "no", confidence: 0.5 }) });
     // P3 answers its first opinion with a vote for an option that does not exist, every time.
     llm.respond((req) => (turnOf(req).seat === "P3" ? { json: { position: "maybe", summary: "Unsure.", arguments: ["-"], confidence: 0.5 } } : valid(req)));
-    const failed = await pollUntil(up.srv, await order({ question: "Ship the release on Friday?", panel_size: 5, rounds: 1 }), ["refunded"]);
-    expect(failed.error).to.match(/^failed after 3 attempts/).and.to.contain("after one repair request").and.to.contain("position");
-    expect(failed.refund_tx_hash).to.match(/^0x[0-9a-f]{64}$/);
+    await expectRefundedAfterRepair(up, await order({ question: "Ship the release on Friday?", panel_size: 5, rounds: 1 }), "position", before);
     const p3 = llm.requests.filter((r) => turnOf(r).seat === "P3");
     expect(p3.map((r) => r.repair)).to.deep.equal([false, true, false, true, false, true]);
-    expect(await up.balance()).to.equal(before);
-    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("refuses bad input before any challenge, charges nothing and never calls the model", async () => {
@@ -192,20 +169,14 @@ describe("judgment panels and vendor vetting without a configured LLM", function
   it("are listed as unavailable and refused with 409 service_unavailable before any challenge", async () => {
     const srv = await startTestServer({});
     try {
-      const catalog = (await (await fetch(`${srv.url}/v1/services`)).json()) as Json;
       const bodies: Record<string, unknown> = {
         "deliberation.multi-agent-debate": { question: "Go ahead?" },
         "procurement.council": { question: "Which vendor?", options: ["A", "B"] },
         "procurement.vendor-vetting": { vendor: { name: "Acme" }, details: "Founded 2001." },
       };
       for (const [sku, body] of Object.entries(bodies)) {
-        const entry = (catalog.services as Json[]).find((x) => x.sku_id === sku)!;
-        expect(entry.available, sku).to.equal(false);
+        const entry = await expectUnavailableWithoutLlm(srv, sku, body);
         expect(entry, sku).not.to.have.property("x-input-schema");
-        const res = await fetch(`${srv.url}/v1/services/${sku}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-        expect(res.status, sku).to.equal(409);
-        expect(res.headers.get("payment-required"), sku).to.equal(null);
-        expect(((await res.json()) as Json).error.code, sku).to.equal("service_unavailable");
       }
     } finally {
       await srv.close();

@@ -1,63 +1,33 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { canonicalJson } from "../../../src/platform/canonical-json.js";
 import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
 import { ServiceJobEntity } from "../../../src/jobs/service-job.entity.js";
-import { LlmUsageEntity } from "../../../src/llm/llm-usage.entity.js";
 import { COUNCIL_ROLE_ORDER } from "../../../src/panels/roles.js";
 import { CouncilOutput } from "../../../src/skus/procurement-council.js";
+import { anchoredProof, expectVerifiedByCli } from "../../fixtures/audit-e2e.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { fundBuyer, payUpTo } from "../../fixtures/large-payments.js";
-import { llmServerForSuite } from "../../fixtures/llm-server.js";
+import { llmJobSuite } from "../../fixtures/llm-jobs.js";
 import { panelResponder, turnOf } from "../../fixtures/panel-responder.js";
 import { pollResult, pollUntil } from "../../fixtures/results.js";
 import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
-import { upstreamForSuite } from "../../fixtures/upstream.js";
 
 const SKU = "procurement.council";
 const PRICE = 2_000_000n;
-const exec = promisify(execFile);
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex");
 
 describe("procurement.council: a panel decides a purchase, its deliberation recorded on the proof rail (async)", function () {
   this.timeout(120_000);
-  const llm = llmServerForSuite();
-  const up = upstreamForSuite((_req, res) => res.writeHead(404).end(), (base) => ({
-    ...llm.env(base),
-    LLM_MODELS: "procurement=council-model-7b",
-    LLM_MAX_RETRIES: "0",
-    ANCHOR_BATCH_SIZE: "1000",
-    ANCHOR_MAX_WAIT_SECONDS: "0",
-    ANCHOR_POLL_MS: "100",
-  }));
-
-  before(() => fundBuyer(up, 50));
-  beforeEach(() => llm.reset());
+  const { llm, up, pay, usageOf } = llmJobSuite(SKU, {
+    env: { LLM_MODELS: "procurement=council-model-7b", LLM_MAX_RETRIES: "0", ANCHOR_BATCH_SIZE: "1000", ANCHOR_MAX_WAIT_SECONDS: "0", ANCHOR_POLL_MS: "100" },
+    fundUsd: 50,
+    maxUsd: 2,
+  });
 
   const order = async (body: unknown) => {
-    const res = await payUpTo(up, 2, SKU, body);
+    const res = await pay(body);
     expect(res.status, await res.clone().text()).to.equal(200);
     return ((await res.json()) as Json).job_id as string;
-  };
-  const anchored = async (proofId: string) => {
-    for (let i = 0; i < 150; i++) {
-      const proof = ((await (await fetch(`${up.srv.url}/v1/proofs/${proofId}`)).json()) as Json).proof;
-      if (proof?.inclusion) return proof as Json;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${proofId} was not anchored`);
-  };
-  const svcVerify = async (target: string) => {
-    const { DATABASE_URL: _d, CHAIN_RPC_URL: _c, ...env } = process.env;
-    try {
-      const { stdout } = await exec("node_modules/.bin/tsx", ["src/main.ts", "verify", target], { env: { ...env, SVC_URL: up.srv.url, LOG_LEVEL: "silent" } });
-      return { code: 0, out: stdout };
-    } catch (err) {
-      const e = err as { code: number; stdout: string };
-      return { code: e.code, out: e.stdout };
-    }
   };
 
   it("decides between vendors for the list price, records the transcript hash as kind 30110 and svc verify passes once anchored", async () => {
@@ -112,17 +82,15 @@ describe("procurement.council: a panel decides a purchase, its deliberation reco
       payment_id: job.paymentId,
       deliberated_at: d.deliberated_at,
     });
-    const proof = await anchored(d.proof_id);
+    const proof = await anchoredProof(up.srv, d.proof_id);
     expect(proof).to.include({ kind: 30110, task_class: "deliberation", settlement_ref: d.deliberation_id, record_sha256: d.proof_record.record_sha256 });
     expect(proof.body).to.deep.equal(d.proof_record.body);
     // The buyer's question, context and vendor names stay off the public rail.
     expect(JSON.stringify(proof)).not.to.contain("Contoso").and.not.to.contain("renewal").and.not.to.contain("EU data residency");
     expect(await up.srv.ds.manager.countBy(ProofRecordEntity, { proofId: d.proof_id })).to.equal(1);
-    const r = await svcVerify(d.proof_id);
-    expect(r.code, r.out).to.equal(0);
-    for (const check of ["hash", "signature", "inclusion", "anchor"]) expect(r.out).to.match(new RegExp(`PASS\\s+${check}`));
+    await expectVerifiedByCli(up.srv, d.proof_id);
 
-    const usage = await up.srv.ds.manager.findBy(LlmUsageEntity, { accountTo: job.paymentId });
+    const usage = await usageOf(jobId);
     expect(usage).to.have.length(15);
     expect(usage.every((u) => u.family === "procurement" && u.model === "council-model-7b")).to.equal(true);
     await expectLedgerConsistent(up.srv.ds);

@@ -1,15 +1,12 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../../../src/platform/canonical-json.js";
-import { ServiceJobEntity } from "../../../src/jobs/service-job.entity.js";
-import { LlmUsageEntity } from "../../../src/llm/llm-usage.entity.js";
 import { VendorVettingOutput } from "../../../src/skus/procurement-vendor-vetting.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { fundBuyer, payUpTo } from "../../fixtures/large-payments.js";
-import { llmServerForSuite, TEST_LLM_MODEL } from "../../fixtures/llm-server.js";
-import { pollResult, pollUntil } from "../../fixtures/results.js";
+import { expectRefundedAfterRepair, llmJobSuite } from "../../fixtures/llm-jobs.js";
+import { TEST_LLM_MODEL } from "../../fixtures/llm-server.js";
+import { pollResult } from "../../fixtures/results.js";
 import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
-import { upstreamForSuite } from "../../fixtures/upstream.js";
 
 const SKU = "procurement.vendor-vetting";
 const PRICE = 99_000_000n;
@@ -48,14 +45,10 @@ const ANSWER = {
 
 describe("procurement.vendor-vetting: a vendor risk report over the buyer's own details (async)", function () {
   this.timeout(120_000);
-  const llm = llmServerForSuite();
-  const up = upstreamForSuite((_req, res) => res.writeHead(404).end(), (base) => ({ ...llm.env(base), LLM_MAX_RETRIES: "0" }));
-
-  before(() => fundBuyer(up, 400));
-  beforeEach(() => llm.reset());
+  const { llm, up, pay, usageOf } = llmJobSuite(SKU, { env: { LLM_MAX_RETRIES: "0" }, fundUsd: 400, maxUsd: 99 });
 
   const order = async (body: unknown) => {
-    const res = await payUpTo(up, 99, SKU, body);
+    const res = await pay(body);
     expect(res.status, await res.clone().text()).to.equal(200);
     return ((await res.json()) as Json).job_id as string;
   };
@@ -113,8 +106,7 @@ describe("procurement.vendor-vetting: a vendor risk report over the buyer's own 
     const { content_sha256, ...report } = d;
     expect(content_sha256).to.equal(sha256(canonicalJson(report)));
 
-    const job = await up.srv.ds.manager.findOneByOrFail(ServiceJobEntity, { jobId });
-    const usage = await up.srv.ds.manager.findBy(LlmUsageEntity, { accountTo: job.paymentId });
+    const usage = await usageOf(jobId);
     expect(usage.map((u) => [u.family, u.ok])).to.deep.equal([["procurement", true]]);
     await expectLedgerConsistent(up.srv.ds);
   });
@@ -132,12 +124,8 @@ describe("procurement.vendor-vetting: a vendor risk report over the buyer's own 
   it("refunds the job when the answer is still invalid after the repair request", async () => {
     const before = await up.balance();
     llm.respond(() => ({ json: { ...ANSWER, security: { information: "supplied", summary: "x", findings: [finding("severe", "Bad severity", "stated", "details", "x")] } } }));
-    const failed = await pollUntil(up.srv, await order(REQUEST), ["refunded"]);
-    expect(failed.error).to.match(/^failed after 3 attempts/).and.to.contain("after one repair request").and.to.contain("security.findings.0.severity");
-    expect(failed.refund_tx_hash).to.match(/^0x[0-9a-f]{64}$/);
+    await expectRefundedAfterRepair(up, await order(REQUEST), "security.findings.0.severity", before);
     expect(llm.requests.map((r) => r.repair)).to.deep.equal([false, true, false, true, false, true]);
-    expect(await up.balance()).to.equal(before);
-    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("refuses a vendor without details, and other bad input, before any challenge and charges nothing", async () => {

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { createHash } from "node:crypto";
 import http from "node:http";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { pollResult, pollUntil } from "../../fixtures/results.js";
+import { acceptedJobId, pollResult, pollUntil } from "../../fixtures/results.js";
 import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
 import { upstreamForSuite } from "../../fixtures/upstream.js";
 import { ResearchBriefOutput } from "../../../src/skus/research-topic-deep-researcher.js";
@@ -27,13 +27,7 @@ describe("research.topic-deep-researcher: a cited brief from the buyer's sources
   this.timeout(120_000);
   const up = upstreamForSuite(site);
 
-  const order = async (body: unknown) => {
-    const res = await up.pay(SKU, body);
-    expect(res.status, await res.clone().text()).to.equal(200);
-    const accepted = (await res.json()) as Json;
-    expect(accepted.status).to.equal("pending");
-    return accepted.job_id as string;
-  };
+  const order = async (body: unknown) => acceptedJobId(await up.pay(SKU, body));
 
   it("is paid, polled to delivered, and every claim cites a fetched passage; a failing source is listed, an injected one excluded", async () => {
     const before = await up.balance();

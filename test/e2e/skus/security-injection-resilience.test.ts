@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import type http from "node:http";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { pollResult, pollUntil } from "../../fixtures/results.js";
+import { acceptedJobId, pollResult, pollUntil } from "../../fixtures/results.js";
 import { expectBadInputRefused, type Json } from "../../fixtures/sku-calls.js";
 import { upstreamForSuite } from "../../fixtures/upstream.js";
 import { a2aAgent, httpAgent, LEAKED_KEY, mcpAgent, NAIVE_SYSTEM_PROMPT } from "../../fixtures/counterparty-agents.js";
@@ -34,13 +34,7 @@ describe("security.injection-resilience: a versioned injection battery against a
   // The silent agent's timeouts must not open the shared origin's breaker for the other tests.
   const up = upstreamForSuite(agents, () => ({ BREAKER_FAILURE_THRESHOLD: "1000" }));
 
-  const order = async (body: unknown) => {
-    const res = await up.pay(SKU, body);
-    expect(res.status, await res.clone().text()).to.equal(200);
-    const accepted = (await res.json()) as Json;
-    expect(accepted.status).to.equal("pending");
-    return accepted.job_id as string;
-  };
+  const order = async (body: unknown) => acceptedJobId(await up.pay(SKU, body));
   const probe = (d: Json, id: string) => d.probes.find((p: Json) => p.id === id);
 
   it("scores a naive agent 0 (poor): every probe compromised, with the detector that caught it; leaked secrets redacted, quotes defanged", async () => {

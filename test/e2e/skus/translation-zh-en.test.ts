@@ -1,13 +1,10 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
-import { llmServerForSuite } from "../../fixtures/llm-server.js";
+import { expectRefundedAfterRepair, expectUnavailableWithoutLlm, llmJobSuite } from "../../fixtures/llm-jobs.js";
 import { pollResult, pollUntil } from "../../fixtures/results.js";
 import { expectBadInputRefused, expectFailuresUncharged, type Json } from "../../fixtures/sku-calls.js";
 import { startTestServer } from "../../fixtures/test-server.js";
-import { upstreamForSuite } from "../../fixtures/upstream.js";
-import { ServiceJobEntity } from "../../../src/jobs/service-job.entity.js";
-import { LlmUsageEntity } from "../../../src/llm/llm-usage.entity.js";
 import { TranslationOutput } from "../../../src/skus/translation-zh-en.js";
 
 const SKU = "translation.zh-en";
@@ -16,32 +13,16 @@ const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex
 
 describe("translation.zh-en: Simplified Chinese <-> English by the configured LLM (async)", function () {
   this.timeout(120_000);
-  const llm = llmServerForSuite();
-  // No other upstream: the suite's upstream only answers 404; the service reaches the LLM server.
-  const up = upstreamForSuite((_req, res) => res.writeHead(404).end(), (base) => ({
-    ...llm.env(base),
-    LLM_MODELS: "translation=qwen2.5:14b",
-    LLM_PRICE_INPUT_PER_MTOK_USD: "2.5",
-    LLM_PRICE_OUTPUT_PER_MTOK_USD: "10",
-    LLM_MAX_RETRIES: "1",
-    // Failures of the scripted model must not open its circuit breaker for the later tests.
-    BREAKER_FAILURE_THRESHOLD: "1000",
-  }));
-
-  beforeEach(() => llm.reset());
-
-  const order = async (body: unknown) => {
-    const res = await up.pay(SKU, body);
-    expect(res.status, await res.clone().text()).to.equal(200);
-    const accepted = (await res.json()) as Json;
-    expect(accepted.status).to.equal("pending");
-    return accepted.job_id as string;
-  };
-  const usageOf = async (jobId: string) => {
-    const job = await up.srv.ds.manager.findOneByOrFail(ServiceJobEntity, { jobId });
-    // The repair answer's row comes after the first answer's (time order, the repair flag breaks a tie).
-    return up.srv.ds.manager.find(LlmUsageEntity, { where: { accountTo: job.paymentId }, order: { createTime: "ASC", repair: "ASC" } });
-  };
+  const { llm, up, order, usageOf } = llmJobSuite(SKU, {
+    env: {
+      LLM_MODELS: "translation=qwen2.5:14b",
+      LLM_PRICE_INPUT_PER_MTOK_USD: "2.5",
+      LLM_PRICE_OUTPUT_PER_MTOK_USD: "10",
+      LLM_MAX_RETRIES: "1",
+      // Failures of the scripted model must not open its circuit breaker for the later tests.
+      BREAKER_FAILURE_THRESHOLD: "1000",
+    },
+  });
 
   it("is listed as available, with its input and output schemas, when an LLM is configured", async () => {
     const catalog = (await (await fetch(`${up.srv.url}/v1/services`)).json()) as Json;
@@ -126,13 +107,9 @@ describe("translation.zh-en: Simplified Chinese <-> English by the configured LL
     const before = await up.balance();
     llm.respond(() => ({ json: { translation: "还是中文。" } }));
     const jobId = await order({ text: "付款已退还。" });
-    const failed = await pollUntil(up.srv, jobId, ["refunded"]);
-    expect(failed.error).to.match(/^failed after 3 attempts/).and.to.contain("after one repair request").and.to.contain("must be English");
-    expect(failed.refund_tx_hash).to.match(/^0x[0-9a-f]{64}$/);
+    await expectRefundedAfterRepair(up, jobId, "must be English", before);
     expect(llm.requests.map((r) => r.repair)).to.deep.equal([false, true, false, true, false, true]);
     expect((await usageOf(jobId)).every((r) => !r.ok)).to.equal(true);
-    expect(await up.balance()).to.equal(before);
-    await expectLedgerConsistent(up.srv.ds);
   });
 
   it("refunds a job when the model keeps failing (429, then 500s) after its retry budget", async () => {
@@ -196,12 +173,7 @@ describe("translation.zh-en without a configured LLM", function () {
   it("is listed as unavailable and refused with 409 service_unavailable before any challenge", async () => {
     const srv = await startTestServer({});
     try {
-      const catalog = (await (await fetch(`${srv.url}/v1/services`)).json()) as Json;
-      expect((catalog.services as Json[]).find((x) => x.sku_id === SKU)!.available).to.equal(false);
-      const res = await fetch(`${srv.url}/v1/services/${SKU}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "你好" }) });
-      expect(res.status).to.equal(409);
-      expect(res.headers.get("payment-required")).to.equal(null);
-      expect(((await res.json()) as Json).error.code).to.equal("service_unavailable");
+      await expectUnavailableWithoutLlm(srv, SKU, { text: "你好" });
     } finally {
       await srv.close();
     }

@@ -78,6 +78,9 @@ import { PaymentGate } from "./x402/payment-gate.js";
 import { PaymentStore } from "./x402/payment-store.js";
 import { Reconciler } from "./x402/reconcile.js";
 import { Refunder } from "./x402/refunds.js";
+import { MarketsServiceImpl } from "./markets/markets.service.js";
+import { MarketsGrant, marketsSkuHandlers, MARKETS_SKU_DEFINITIONS } from "./markets/markets-skus.js";
+import { CashuRedeemer } from "./ecash/cashu-redeemer.js";
 
 // Composition of one server: service implementations, interceptors, the Connect router (gRPC,
 // gRPC-Web, Connect) and the REST shim as its fallback, all on one node handler.
@@ -95,9 +98,6 @@ export interface AppDeps {
   handlers?: ReadonlyMap<string, SkuHandler<any>>;
   startedAt?: number;
 }
-
-/** Services whose RPCs are not implemented yet: registered empty, so every RPC answers Unimplemented. */
-const NOT_YET_IMPLEMENTED = [MarketsService];
 
 /** Discovery RPCs stay open to clients with an outdated kit, so they can learn where to refresh. */
 const KIT_EXEMPT_SERVICES = new Set([CatalogService.typeName, RulesService.typeName]);
@@ -152,13 +152,15 @@ export function buildApp(deps: AppDeps) {
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
   const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
   const policy = new PolicyGates(breakers, new PayerRateLimiter(config.payerRateLimit));
+  // The markets API's USD-priced calls are internal SKUs of the one gate (never in the catalog).
+  const marketsGrant = new MarketsGrant();
   const gate: PaymentGate = new PaymentGate({
     ds,
     store,
     facilitator,
     jobs,
-    skus: skuMap,
-    handlers,
+    skus: new Map([...skuMap, ...MARKETS_SKU_DEFINITIONS.map((s) => [s.skuId, s] as const)]),
+    handlers: new Map([...handlers, ...marketsSkuHandlers(marketsGrant)]),
     challengeContext: { network: chain.network, treasury: chain.treasury, maxTimeoutSeconds: config.paymentTimeoutSeconds, feeBps },
     proofKey,
     log,
@@ -204,6 +206,17 @@ export function buildApp(deps: AppDeps) {
     disputes: { proofKey, sku: skuMap.get(ARBITRATION_SKU)!, onDecided: (agentId) => reputationEngine.refresh(agentId) },
     log,
   });
+  const markets = new MarketsServiceImpl({
+    ds,
+    agents,
+    gate,
+    grant: marketsGrant,
+    ecash: config.cashu.mints.length ? new CashuRedeemer({ ds, mints: config.cashu.mints, policy: enginePolicy, proofKey: config.cashu.proofKey, timeoutMs: config.cashu.timeoutMs, log }) : undefined,
+    ecashMints: config.cashu.mints,
+    operatorKeyDigest: config.operatorApiKey ? createHash("sha256").update(config.operatorApiKey).digest() : undefined,
+    publicBaseUrl: config.publicBaseUrl,
+    log,
+  });
   let expiry: NodeJS.Timeout | undefined;
   const webhooks = new WebhookDispatcher({ ds, box, policy: safeFetch, log, backoffBaseMs: config.webhookBackoffBaseMs, retryWindowMs: config.webhookRetryMs });
   // Badge gates protect the internal agents, which this deployment does not run yet.
@@ -233,7 +246,7 @@ export function buildApp(deps: AppDeps) {
     router.service(ReputationService, reputation);
     router.service(MarketplaceService, marketplace);
     router.service(WitnessService, witness);
-    for (const service of NOT_YET_IMPLEMENTED) router.service(service, {});
+    router.service(MarketsService, markets);
   };
   const interceptors: Interceptor[] = [
     requestIdInterceptor(),
@@ -274,6 +287,7 @@ export function buildApp(deps: AppDeps) {
       if (r.finalized || r.failed) log.info(r, "payments reconciled at start");
       await refunder.resume();
       await releaser.resume();
+      await markets.recoverOrphanedEcash();
       if (chain.dev) await fundDevTreasury(ds, chain, sender(chain.faucetAccount)!, log);
       worker.start();
       webhooks.start();

@@ -4,6 +4,7 @@ import { held, MARKET_ACCOUNTS } from "../marketplace/marketplace-ledger.js";
 import { StarterNoteEntity } from "../registry/starter-note.entity.js";
 import { NOTE_ACCOUNTS } from "../registry/registry.service.js";
 import { ACCOUNTS, checkJournal } from "./ledger.js";
+import { checkMarketBooks } from "../markets/market-books.js";
 
 // `svc ledger check`: the journal balances, and the business records agree with it:
 // notes never below zero; an open request's escrow holds its budget and a closed one holds nothing;
@@ -33,5 +34,6 @@ export async function checkBooks(m: EntityManager): Promise<string[]> {
     const payable = await held(m, ACCOUNTS.providerPayable(agentId));
     if (payable !== (owed.get(agentId) ?? 0n)) problems.push(`provider ${agentId} payable ${payable}, unreleased payouts ${owed.get(agentId) ?? 0n}`);
   }
+  problems.push(...(await checkMarketBooks(m)));
   return problems;
 }

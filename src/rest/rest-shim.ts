@@ -19,7 +19,7 @@ type NodeRes = Parameters<NodeHandler>[1];
 /** Request headers never forwarded to the RPC layer (transport-level or interpreted by Connect). */
 const NOT_FORWARDED = /^(connection|keep-alive|transfer-encoding|upgrade|te|content-(type|length|encoding)|accept-encoding|connect-.*|grpc-.*|:.*)$/;
 /** Response headers an RPC may set that the REST response carries. */
-const FORWARDED_BACK = ["cache-control", "payment-response", "x-payment-response", "payment-required", "retry-after", "x-request-id", "svc-comp-denial"];
+const FORWARDED_BACK = ["cache-control", "payment-response", "x-payment-response", "payment-required", "retry-after", "x-request-id", "svc-comp-denial", "x-cashu"];
 /** Errors that carry an x402 challenge: their REST body is the x402 v1 402 body, not the error envelope. */
 const CHALLENGE_REASONS = new Set(["payment_required", "payment_failed", "payment_invalid", "payment_reused"]);
 

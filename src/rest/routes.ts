@@ -117,12 +117,19 @@ export function restRoutes(docs: DocumentHandlers): RestRoute[] {
     { kind: "rpc", method: "GET", path: "/a2a/jobs/{job_id}/deliverable", rpc: W.getJobDeliverable, auth: "bearer", tag: "witness", summary: "Released deliverable for a seat holder" },
     { kind: "rpc", method: "POST", path: "/a2a/witness/{job_id}/attest", rpc: W.attest, auth: "bearer", tag: "witness", summary: "Attest to a deliverable" },
 
-    // Secondary marketplace client API.
-    { kind: "rpc", method: "GET", path: `${MARKETS_BASE}/markets`, rpc: MK.listMarkets, tag: "markets", summary: "Prediction markets" },
-    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/markets/predict`, rpc: MK.predict, auth: "bearer", tag: "markets", summary: "Stake ecash on an outcome" },
-    { kind: "rpc", method: "GET", path: `${MARKETS_BASE}/markets/{market_id}`, rpc: MK.getMarket, tag: "markets", summary: "One market" },
-    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/compliance/check`, rpc: MK.checkCompliance, auth: "bearer", tag: "markets", summary: "Compliance risk of a protocol" },
+    // Secondary marketplace client API (an API key, when given on the free reads, counts toward the tier's daily limit).
+    { kind: "rpc", method: "GET", path: `${MARKETS_BASE}/markets`, rpc: MK.listMarkets, tag: "markets", summary: "Prediction markets (filters status, category)" },
+    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/markets/predict`, rpc: MK.predict, successStatus: 201, auth: "bearer", tag: "markets", summary: "Stake ecash (X-402-Payment) on yes or no; fee 0.5 percent of the stake", response: (j) => ({ status: 201, body: j }) },
+    { kind: "rpc", method: "GET", path: `${MARKETS_BASE}/markets/{market_id}`, rpc: MK.getMarket, tag: "markets", summary: "One market", response: unwrap("market") },
+    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/compliance/check`, rpc: MK.checkCompliance, auth: "bearer", tag: "markets", summary: "Compliance risk of a protocol (0.50 USD by x402, or the monthly plan)" },
     { kind: "rpc", method: "GET", path: `${MARKETS_BASE}/signals/latest`, rpc: MK.getLatestSignals, auth: "bearer", tag: "markets", summary: "Latest signals (Contributor tier or above)" },
-    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/agents/proofs`, rpc: MK.submitAgentProof, auth: "bearer", tag: "markets", summary: "Record an agent proof" },
+    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/agents/proofs`, rpc: MK.submitAgentProof, successStatus: 201, auth: "bearer", tag: "markets", summary: "Record an agent proof (0.001 USD by x402)", response: (j) => ({ status: 201, body: j }) },
+    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/subscriptions`, rpc: MK.subscribe, successStatus: 201, auth: "bearer", tag: "markets", summary: "Buy a month of a plan: contributor or operator in ecash sats, compliance by x402", response: (j) => ({ status: 201, body: j }) },
+    { kind: "rpc", method: "GET", path: `${MARKETS_BASE}/account`, rpc: MK.getAccount, auth: "bearer", tag: "markets", summary: "The caller's tier, calls today, reset time, balance, plans and positions" },
+    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/fleet/join`, rpc: MK.joinFleet, auth: "bearer", tag: "markets", summary: "Join an Operator's fleet", response: unwrap("fleet") },
+    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/fleet/leave`, rpc: MK.leaveFleet, auth: "bearer", tag: "markets", summary: "Leave the caller's fleet" },
+    { kind: "rpc", method: "GET", path: `${MARKETS_BASE}/fleet/{operator}`, rpc: MK.getFleet, tag: "markets", summary: "An Operator's public fleet listing", response: unwrap("fleet") },
+    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/admin/markets`, rpc: MK.createMarket, successStatus: 201, auth: "operator", tag: "markets", summary: "Create a market (operator)", response: unwrap("market", 201) },
+    { kind: "rpc", method: "POST", path: `${MARKETS_BASE}/admin/markets/{market_id}/resolve`, rpc: MK.resolveMarket, auth: "operator", tag: "markets", summary: "Resolve a market and pay the winners (operator)" },
   ];
 }

@@ -48,6 +48,17 @@ export const STATUS_BY_REASON: Readonly<Record<string, number>> = {
   body_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  // Markets API.
+  market_not_found: 404,
+  market_closed: 409,
+  market_resolved: 409,
+  protocol_unknown: 404,
+  tier_required: 403,
+  daily_limit_reached: 429,
+  ecash_required: 402,
+  insufficient_balance: 402,
+  not_an_operator: 409,
+  markets_api_only: 409,
 };
 
 export const STATUS_BY_CODE: Readonly<Record<Code, number>> = {

@@ -89,12 +89,6 @@ describe("REST shim surface", () => {
     expect(await res.json()).to.have.property("code", "resource_exhausted");
   });
 
-  it("answers an RPC that is not implemented yet with 501 unimplemented, not a fake result", async () => {
-    const res = await post("/markets-api/compliance/check", JSON.stringify({ protocol: "x" }));
-    expect(res.status).to.equal(501);
-    expect(await res.json()).to.have.nested.property("error.code", "unimplemented");
-  });
-
   it("refuses a SKU whose engine is not written yet with 409 service_unavailable, before any challenge", async () => {
     const res = await post("/v1/services/translation.zh-en", JSON.stringify({ task: "BTC-USD" }));
     expect(res.status).to.equal(409);

@@ -17,9 +17,10 @@ import { CompDayEntity, CompGrantEntity } from "../../registry/comp.entity.js";
 import { WebhookEventEntity } from "../../webhooks/webhook-event.entity.js";
 import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } from "../../marketplace/marketplace.entity.js";
 import { LlmUsageEntity } from "../../llm/llm-usage.entity.js";
+import { MarketEcashReceiptEntity, MarketEntity, MarketFleetMemberEntity, MarketPositionEntity, MarketSubscriptionEntity, MarketUsageDayEntity } from "../../markets/markets.entity.js";
 
 // Every entity, listed explicitly.
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
   MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
-  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity, EcashRedemptionEntity, EcashInputEntity, EcashProofEntity, A2aTaskEntity];
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity, MarketEntity, MarketPositionEntity, MarketSubscriptionEntity, MarketEcashReceiptEntity, MarketUsageDayEntity, MarketFleetMemberEntity, EcashRedemptionEntity, EcashInputEntity, EcashProofEntity, A2aTaskEntity];

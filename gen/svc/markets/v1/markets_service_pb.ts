@@ -6,16 +6,18 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { PaymentProof } from "../../payment/v1/payment_pb.js";
+import { file_svc_payment_v1_payment } from "../../payment/v1/payment_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file svc/markets/v1/markets_service.proto.
  */
 export const file_svc_markets_v1_markets_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRzdmMvbWFya2V0cy92MS9tYXJrZXRzX3NlcnZpY2UucHJvdG8SDnN2Yy5tYXJrZXRzLnYxItUBCgZNYXJrZXQSEQoJbWFya2V0X2lkGAEgASgJEg0KBXRpdGxlGAIgASgJEhAKCGNhdGVnb3J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIXCg95ZXNfcHJvYmFiaWxpdHkYBSABKAESFgoOeWVzX3N0YWtlX3NhdHMYBiABKAMSFQoNbm9fc3Rha2Vfc2F0cxgHIAEoAxIuCgpjbG9zZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdvdXRjb21lGAkgASgJIjYKEkxpc3RNYXJrZXRzUmVxdWVzdBIOCgZzdGF0dXMYASABKAkSEAoIY2F0ZWdvcnkYAiABKAkiPgoTTGlzdE1hcmtldHNSZXNwb25zZRInCgdtYXJrZXRzGAEgAygLMhYuc3ZjLm1hcmtldHMudjEuTWFya2V0IiUKEEdldE1hcmtldFJlcXVlc3QSEQoJbWFya2V0X2lkGAEgASgJIjsKEUdldE1hcmtldFJlc3BvbnNlEiYKBm1hcmtldBgBIAEoCzIWLnN2Yy5tYXJrZXRzLnYxLk1hcmtldCI0Cg5QcmVkaWN0UmVxdWVzdBIRCgltYXJrZXRfaWQYASABKAkSDwoHb3V0Y29tZRgCIAEoCSKJAQoPUHJlZGljdFJlc3BvbnNlEhMKC3Bvc2l0aW9uX2lkGAEgASgJEhEKCW1hcmtldF9pZBgCIAEoCRIPCgdvdXRjb21lGAMgASgJEhIKCnN0YWtlX3NhdHMYBCABKAMSEAoIZmVlX3NhdHMYBSABKAMSFwoPeWVzX3Byb2JhYmlsaXR5GAYgASgBIioKFkNoZWNrQ29tcGxpYW5jZVJlcXVlc3QSEAoIcHJvdG9jb2wYASABKAkiZwoXQ2hlY2tDb21wbGlhbmNlUmVzcG9uc2USEAoIcHJvdG9jb2wYASABKAkSEgoKcmlza19zY29yZRgCIAEoARIVCg10YWlsX3Jpc2tfcGN0GAMgASgBEg8KB2ZhY3RvcnMYBCADKAkiKwoXR2V0TGF0ZXN0U2lnbmFsc1JlcXVlc3QSEAoIY2F0ZWdvcnkYASABKAkigwEKBlNpZ25hbBITCgtzaWduYWxfdHlwZRgBIAEoCRINCgV0aXRsZRgCIAEoCRISCgpjb25maWRlbmNlGAMgASgBEhAKCGNhdGVnb3J5GAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJDChhHZXRMYXRlc3RTaWduYWxzUmVzcG9uc2USJwoHc2lnbmFscxgBIAMoCzIWLnN2Yy5tYXJrZXRzLnYxLlNpZ25hbCJOChdTdWJtaXRBZ2VudFByb29mUmVxdWVzdBIMCgRraW5kGAEgASgFEhYKDmNvbnRlbnRfc2hhMjU2GAIgASgJEg0KBWxhYmVsGAMgASgJIkAKGFN1Ym1pdEFnZW50UHJvb2ZSZXNwb25zZRIQCghwcm9vZl9pZBgBIAEoCRISCgpmZWVfYW1vdW50GAIgASgJMs0ECg5NYXJrZXRzU2VydmljZRJbCgtMaXN0TWFya2V0cxIiLnN2Yy5tYXJrZXRzLnYxLkxpc3RNYXJrZXRzUmVxdWVzdBojLnN2Yy5tYXJrZXRzLnYxLkxpc3RNYXJrZXRzUmVzcG9uc2UiA5ACARJVCglHZXRNYXJrZXQSIC5zdmMubWFya2V0cy52MS5HZXRNYXJrZXRSZXF1ZXN0GiEuc3ZjLm1hcmtldHMudjEuR2V0TWFya2V0UmVzcG9uc2UiA5ACARJMCgdQcmVkaWN0Eh4uc3ZjLm1hcmtldHMudjEuUHJlZGljdFJlcXVlc3QaHy5zdmMubWFya2V0cy52MS5QcmVkaWN0UmVzcG9uc2UiABJkCg9DaGVja0NvbXBsaWFuY2USJi5zdmMubWFya2V0cy52MS5DaGVja0NvbXBsaWFuY2VSZXF1ZXN0Gicuc3ZjLm1hcmtldHMudjEuQ2hlY2tDb21wbGlhbmNlUmVzcG9uc2UiABJqChBHZXRMYXRlc3RTaWduYWxzEicuc3ZjLm1hcmtldHMudjEuR2V0TGF0ZXN0U2lnbmFsc1JlcXVlc3QaKC5zdmMubWFya2V0cy52MS5HZXRMYXRlc3RTaWduYWxzUmVzcG9uc2UiA5ACARJnChBTdWJtaXRBZ2VudFByb29mEicuc3ZjLm1hcmtldHMudjEuU3VibWl0QWdlbnRQcm9vZlJlcXVlc3QaKC5zdmMubWFya2V0cy52MS5TdWJtaXRBZ2VudFByb29mUmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiRzdmMvbWFya2V0cy92MS9tYXJrZXRzX3NlcnZpY2UucHJvdG8SDnN2Yy5tYXJrZXRzLnYxIpEECgZNYXJrZXQSEQoJbWFya2V0X2lkGAEgASgJEg0KBXRpdGxlGAIgASgJEhAKCGNhdGVnb3J5GAMgASgJEg4KBnN0YXR1cxgEIAEoCRIXCg95ZXNfcHJvYmFiaWxpdHkYBSABKAESFgoOeWVzX3N0YWtlX3NhdHMYBiABKAMSFQoNbm9fc3Rha2Vfc2F0cxgHIAEoAxIuCgpjbG9zZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdvdXRjb21lGAkgASgJEhMKC2Rlc2NyaXB0aW9uGAogASgJEhgKEGxpcXVpZGl0eV9iX3NhdHMYCyABKAMSEgoKeWVzX3NoYXJlcxgMIAEoCRIRCglub19zaGFyZXMYDSABKAkSFgoObm9fcHJvYmFiaWxpdHkYDiABKAESDwoHZmVlX2JwcxgPIAEoBRIvCgtjcmVhdGVfdGltZRgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMcmVzb2x2ZV90aW1lGBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxzdWJzaWR5X3NhdHMYEiABKAMSEwoLdm9sdW1lX3NhdHMYEyABKAMSFwoPcG9zaXRpb25zX2NvdW50GBQgASgFEhQKDG1hcmtldF9tYWtlchgVIAEoCSI2ChJMaXN0TWFya2V0c1JlcXVlc3QSDgoGc3RhdHVzGAEgASgJEhAKCGNhdGVnb3J5GAIgASgJIj4KE0xpc3RNYXJrZXRzUmVzcG9uc2USJwoHbWFya2V0cxgBIAMoCzIWLnN2Yy5tYXJrZXRzLnYxLk1hcmtldCIlChBHZXRNYXJrZXRSZXF1ZXN0EhEKCW1hcmtldF9pZBgBIAEoCSI7ChFHZXRNYXJrZXRSZXNwb25zZRImCgZtYXJrZXQYASABKAsyFi5zdmMubWFya2V0cy52MS5NYXJrZXQiYgoOUHJlZGljdFJlcXVlc3QSEQoJbWFya2V0X2lkGAEgASgJEg8KB291dGNvbWUYAiABKAkSEgoKc3Rha2Vfc2F0cxgDIAEoAxIYChBwYXlfZnJvbV9iYWxhbmNlGAQgASgIIqcCCg9QcmVkaWN0UmVzcG9uc2USEwoLcG9zaXRpb25faWQYASABKAkSEQoJbWFya2V0X2lkGAIgASgJEg8KB291dGNvbWUYAyABKAkSEgoKc3Rha2Vfc2F0cxgEIAEoAxIQCghmZWVfc2F0cxgFIAEoAxIXCg95ZXNfcHJvYmFiaWxpdHkYBiABKAESDgoGc2hhcmVzGAcgASgJEh4KFnllc19wcm9iYWJpbGl0eV9iZWZvcmUYCCABKAESEQoJcGFpZF93aXRoGAkgASgJEhUKDXJlZGVtcHRpb25faWQYCiABKAkSEQoJcGFpZF9zYXRzGAsgASgDEi8KC2NyZWF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqChZDaGVja0NvbXBsaWFuY2VSZXF1ZXN0EhAKCHByb3RvY29sGAEgASgJIlMKEENvbXBsaWFuY2VGYWN0b3ISDAoEbmFtZRgBIAEoCRINCgV2YWx1ZRgCIAEoCRIOCgZwb2ludHMYAyABKAESEgoKbWF4X3BvaW50cxgEIAEoASKaAgoXQ2hlY2tDb21wbGlhbmNlUmVzcG9uc2USEAoIcHJvdG9jb2wYASABKAkSEgoKcmlza19zY29yZRgCIAEoARIVCg10YWlsX3Jpc2tfcGN0GAMgASgBEg8KB2ZhY3RvcnMYBCADKAkSDAoEbmFtZRgFIAEoCRI4Cg5mYWN0b3JfZGV0YWlscxgGIAMoCzIgLnN2Yy5tYXJrZXRzLnYxLkNvbXBsaWFuY2VGYWN0b3ISEgoKZGF0YV9hc19vZhgHIAEoCRIPCgdzb3VyY2VzGAggAygJEg8KB2JpbGxpbmcYCSABKAkSMwoNcGF5bWVudF9wcm9vZhgKIAEoCzIcLnN2Yy5wYXltZW50LnYxLlBheW1lbnRQcm9vZiI6ChdHZXRMYXRlc3RTaWduYWxzUmVxdWVzdBIQCghjYXRlZ29yeRgBIAEoCRINCgVsaW1pdBgCIAEoBSLOAQoGU2lnbmFsEhMKC3NpZ25hbF90eXBlGAEgASgJEg0KBXRpdGxlGAIgASgJEhIKCmNvbmZpZGVuY2UYAyABKAESEAoIY2F0ZWdvcnkYBCABKAkSLwoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCW1hcmtldF9pZBgGIAEoCRIXCg95ZXNfcHJvYmFiaWxpdHkYByABKAESDgoGY2hhbmdlGAggASgBEg0KBWJhc2lzGAkgASgJIlkKGEdldExhdGVzdFNpZ25hbHNSZXNwb25zZRInCgdzaWduYWxzGAEgAygLMhYuc3ZjLm1hcmtldHMudjEuU2lnbmFsEhQKDHdpbmRvd19ob3VycxgCIAEoBSJOChdTdWJtaXRBZ2VudFByb29mUmVxdWVzdBIMCgRraW5kGAEgASgFEhYKDmNvbnRlbnRfc2hhMjU2GAIgASgJEg0KBWxhYmVsGAMgASgJIsQBChhTdWJtaXRBZ2VudFByb29mUmVzcG9uc2USEAoIcHJvb2ZfaWQYASABKAkSEgoKZmVlX2Ftb3VudBgCIAEoCRIMCgRraW5kGAMgASgFEhUKDWRlY2xhcmVkX2tpbmQYBCABKAUSFQoNcmVjb3JkX3NoYTI1NhgFIAEoCRIRCglwcm9vZl91cmwYBiABKAkSMwoNcGF5bWVudF9wcm9vZhgHIAEoCzIcLnN2Yy5wYXltZW50LnYxLlBheW1lbnRQcm9vZiLQAQoMU3Vic2NyaXB0aW9uEhcKD3N1YnNjcmlwdGlvbl9pZBgBIAEoCRIMCgRwbGFuGAIgASgJEi4KCnN0YXJ0X3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpwcmljZV9zYXRzGAUgASgDEhQKDHByaWNlX2Ftb3VudBgGIAEoCRIRCglwYWlkX3dpdGgYByABKAkiOgoQU3Vic2NyaWJlUmVxdWVzdBIMCgRwbGFuGAEgASgJEhgKEHBheV9mcm9tX2JhbGFuY2UYAiABKAgikQEKEVN1YnNjcmliZVJlc3BvbnNlEjIKDHN1YnNjcmlwdGlvbhgBIAEoCzIcLnN2Yy5tYXJrZXRzLnYxLlN1YnNjcmlwdGlvbhITCgtjaGFuZ2Vfc2F0cxgCIAEoAxIzCg1wYXltZW50X3Byb29mGAMgASgLMhwuc3ZjLnBheW1lbnQudjEuUGF5bWVudFByb29mIs4BCghQb3NpdGlvbhITCgtwb3NpdGlvbl9pZBgBIAEoCRIRCgltYXJrZXRfaWQYAiABKAkSDwoHb3V0Y29tZRgDIAEoCRISCgpzdGFrZV9zYXRzGAQgASgDEhAKCGZlZV9zYXRzGAUgASgDEg4KBnNoYXJlcxgGIAEoCRITCgtwYXlvdXRfc2F0cxgHIAEoAxINCgVzdGF0ZRgIIAEoCRIvCgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiEwoRR2V0QWNjb3VudFJlcXVlc3QitwIKEkdldEFjY291bnRSZXNwb25zZRIQCghhZ2VudF9pZBgBIAEoCRIMCgR0aWVyGAIgASgJEhMKC2RhaWx5X2xpbWl0GAMgASgFEhMKC2NhbGxzX3RvZGF5GAQgASgFEi4KCnJlc2V0X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGJhbGFuY2Vfc2F0cxgGIAEoAxIXCg9jb21wbGlhbmNlX3BsYW4YByABKAgSMwoNc3Vic2NyaXB0aW9ucxgIIAMoCzIcLnN2Yy5tYXJrZXRzLnYxLlN1YnNjcmlwdGlvbhIrCglwb3NpdGlvbnMYCSADKAsyGC5zdmMubWFya2V0cy52MS5Qb3NpdGlvbhIWCg5mbGVldF9vcGVyYXRvchgKIAEoCSJcCgtGbGVldE1lbWJlchIQCghhZ2VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEi0KCWpvaW5fdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAioAEKBUZsZWV0EhkKEW9wZXJhdG9yX2FnZW50X2lkGAEgASgJEhUKDW9wZXJhdG9yX25hbWUYAiABKAkSHAoUb3BlcmF0b3JfdGllcl9hY3RpdmUYAyABKAgSLAoHbWVtYmVycxgEIAMoCzIbLnN2Yy5tYXJrZXRzLnYxLkZsZWV0TWVtYmVyEhkKEXJldmVudWVfc2hhcmVfYnBzGAUgASgFIiQKEEpvaW5GbGVldFJlcXVlc3QSEAoIb3BlcmF0b3IYASABKAkiOQoRSm9pbkZsZWV0UmVzcG9uc2USJAoFZmxlZXQYASABKAsyFS5zdmMubWFya2V0cy52MS5GbGVldCITChFMZWF2ZUZsZWV0UmVxdWVzdCIvChJMZWF2ZUZsZWV0UmVzcG9uc2USGQoRb3BlcmF0b3JfYWdlbnRfaWQYASABKAkiIwoPR2V0RmxlZXRSZXF1ZXN0EhAKCG9wZXJhdG9yGAEgASgJIjgKEEdldEZsZWV0UmVzcG9uc2USJAoFZmxlZXQYASABKAsyFS5zdmMubWFya2V0cy52MS5GbGVldCKVAQoTQ3JlYXRlTWFya2V0UmVxdWVzdBINCgV0aXRsZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIQCghjYXRlZ29yeRgDIAEoCRIuCgpjbG9zZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBsaXF1aWRpdHlfYl9zYXRzGAUgASgDIj4KFENyZWF0ZU1hcmtldFJlc3BvbnNlEiYKBm1hcmtldBgBIAEoCzIWLnN2Yy5tYXJrZXRzLnYxLk1hcmtldCI6ChRSZXNvbHZlTWFya2V0UmVxdWVzdBIRCgltYXJrZXRfaWQYASABKAkSDwoHb3V0Y29tZRgCIAEoCSKHAQoVUmVzb2x2ZU1hcmtldFJlc3BvbnNlEiYKBm1hcmtldBgBIAEoCzIWLnN2Yy5tYXJrZXRzLnYxLk1hcmtldBIVCg1wYXlvdXRzX2NvdW50GAIgASgFEhQKDHBheW91dHNfc2F0cxgDIAEoAxIZChFtYWtlcl9yZXN1bHRfc2F0cxgEIAEoAzK3CQoOTWFya2V0c1NlcnZpY2USWwoLTGlzdE1hcmtldHMSIi5zdmMubWFya2V0cy52MS5MaXN0TWFya2V0c1JlcXVlc3QaIy5zdmMubWFya2V0cy52MS5MaXN0TWFya2V0c1Jlc3BvbnNlIgOQAgESVQoJR2V0TWFya2V0EiAuc3ZjLm1hcmtldHMudjEuR2V0TWFya2V0UmVxdWVzdBohLnN2Yy5tYXJrZXRzLnYxLkdldE1hcmtldFJlc3BvbnNlIgOQAgESTAoHUHJlZGljdBIeLnN2Yy5tYXJrZXRzLnYxLlByZWRpY3RSZXF1ZXN0Gh8uc3ZjLm1hcmtldHMudjEuUHJlZGljdFJlc3BvbnNlIgASZAoPQ2hlY2tDb21wbGlhbmNlEiYuc3ZjLm1hcmtldHMudjEuQ2hlY2tDb21wbGlhbmNlUmVxdWVzdBonLnN2Yy5tYXJrZXRzLnYxLkNoZWNrQ29tcGxpYW5jZVJlc3BvbnNlIgASagoQR2V0TGF0ZXN0U2lnbmFscxInLnN2Yy5tYXJrZXRzLnYxLkdldExhdGVzdFNpZ25hbHNSZXF1ZXN0Giguc3ZjLm1hcmtldHMudjEuR2V0TGF0ZXN0U2lnbmFsc1Jlc3BvbnNlIgOQAgESZwoQU3VibWl0QWdlbnRQcm9vZhInLnN2Yy5tYXJrZXRzLnYxLlN1Ym1pdEFnZW50UHJvb2ZSZXF1ZXN0Giguc3ZjLm1hcmtldHMudjEuU3VibWl0QWdlbnRQcm9vZlJlc3BvbnNlIgASUgoJU3Vic2NyaWJlEiAuc3ZjLm1hcmtldHMudjEuU3Vic2NyaWJlUmVxdWVzdBohLnN2Yy5tYXJrZXRzLnYxLlN1YnNjcmliZVJlc3BvbnNlIgASWAoKR2V0QWNjb3VudBIhLnN2Yy5tYXJrZXRzLnYxLkdldEFjY291bnRSZXF1ZXN0GiIuc3ZjLm1hcmtldHMudjEuR2V0QWNjb3VudFJlc3BvbnNlIgOQAgESUgoJSm9pbkZsZWV0EiAuc3ZjLm1hcmtldHMudjEuSm9pbkZsZWV0UmVxdWVzdBohLnN2Yy5tYXJrZXRzLnYxLkpvaW5GbGVldFJlc3BvbnNlIgASVQoKTGVhdmVGbGVldBIhLnN2Yy5tYXJrZXRzLnYxLkxlYXZlRmxlZXRSZXF1ZXN0GiIuc3ZjLm1hcmtldHMudjEuTGVhdmVGbGVldFJlc3BvbnNlIgASUgoIR2V0RmxlZXQSHy5zdmMubWFya2V0cy52MS5HZXRGbGVldFJlcXVlc3QaIC5zdmMubWFya2V0cy52MS5HZXRGbGVldFJlc3BvbnNlIgOQAgESWwoMQ3JlYXRlTWFya2V0EiMuc3ZjLm1hcmtldHMudjEuQ3JlYXRlTWFya2V0UmVxdWVzdBokLnN2Yy5tYXJrZXRzLnYxLkNyZWF0ZU1hcmtldFJlc3BvbnNlIgASXgoNUmVzb2x2ZU1hcmtldBIkLnN2Yy5tYXJrZXRzLnYxLlJlc29sdmVNYXJrZXRSZXF1ZXN0GiUuc3ZjLm1hcmtldHMudjEuUmVzb2x2ZU1hcmtldFJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp, file_svc_payment_v1_payment]);
 
 /**
- * Market is a yes/no prediction market.
+ * Market is a yes/no prediction market priced by a logarithmic market scoring rule (LMSR).
  *
  * @generated from message svc.markets.v1.Market
  */
@@ -42,28 +44,28 @@ export type Market = Message<"svc.markets.v1.Market"> & {
   category: string;
 
   /**
-   * State (`open`, `closed`, `resolved`).
+   * State (`open`, `closed` once past close_time, `resolved`).
    *
    * @generated from field: string status = 4;
    */
   status: string;
 
   /**
-   * Current probability of yes, from the market maker (0 to 1).
+   * Current probability of yes, from the market maker (0 to 1): e^(q_yes/b) / (e^(q_yes/b) + e^(q_no/b)).
    *
    * @generated from field: double yes_probability = 5;
    */
   yesProbability: number;
 
   /**
-   * Total staked on yes, sats.
+   * Total staked on yes after fees, sats.
    *
    * @generated from field: int64 yes_stake_sats = 6;
    */
   yesStakeSats: bigint;
 
   /**
-   * Total staked on no, sats.
+   * Total staked on no after fees, sats.
    *
    * @generated from field: int64 no_stake_sats = 7;
    */
@@ -82,6 +84,90 @@ export type Market = Message<"svc.markets.v1.Market"> & {
    * @generated from field: string outcome = 9;
    */
   outcome: string;
+
+  /**
+   * What resolves the market, in words.
+   *
+   * @generated from field: string description = 10;
+   */
+  description: string;
+
+  /**
+   * LMSR liquidity parameter b, sats.
+   *
+   * @generated from field: int64 liquidity_b_sats = 11;
+   */
+  liquidityBSats: bigint;
+
+  /**
+   * Outstanding yes shares q_yes (each pays 1 sat if yes wins), decimal with 3 places.
+   *
+   * @generated from field: string yes_shares = 12;
+   */
+  yesShares: string;
+
+  /**
+   * Outstanding no shares q_no, decimal with 3 places.
+   *
+   * @generated from field: string no_shares = 13;
+   */
+  noShares: string;
+
+  /**
+   * Current probability of no (1 - yes_probability).
+   *
+   * @generated from field: double no_probability = 14;
+   */
+  noProbability: number;
+
+  /**
+   * Stake fee in basis points (50 = 0.5 percent).
+   *
+   * @generated from field: int32 fee_bps = 15;
+   */
+  feeBps: number;
+
+  /**
+   * When the market was created.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 16;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * When the market was resolved; unset before.
+   *
+   * @generated from field: google.protobuf.Timestamp resolve_time = 17;
+   */
+  resolveTime?: Timestamp | undefined;
+
+  /**
+   * The market maker's subsidy, ceil(b ln 2) sats: its worst-case loss, funded at creation.
+   *
+   * @generated from field: int64 subsidy_sats = 18;
+   */
+  subsidySats: bigint;
+
+  /**
+   * Total stakes paid including fees, sats.
+   *
+   * @generated from field: int64 volume_sats = 19;
+   */
+  volumeSats: bigint;
+
+  /**
+   * Number of stakes placed.
+   *
+   * @generated from field: int32 positions_count = 20;
+   */
+  positionsCount: number;
+
+  /**
+   * Market maker (`lmsr`).
+   *
+   * @generated from field: string market_maker = 21;
+   */
+  marketMaker: string;
 };
 
 /**
@@ -98,14 +184,14 @@ export const MarketSchema: GenMessage<Market> = /*@__PURE__*/
  */
 export type ListMarketsRequest = Message<"svc.markets.v1.ListMarketsRequest"> & {
   /**
-   * Only this status.
+   * Only this status (`open`, `closed`, `resolved`).
    *
    * @generated from field: string status = 1;
    */
   status: string;
 
   /**
-   * Only this category.
+   * Only this category (`defi`, `rwa`, `macro`, `crypto`).
    *
    * @generated from field: string category = 2;
    */
@@ -126,7 +212,7 @@ export const ListMarketsRequestSchema: GenMessage<ListMarketsRequest> = /*@__PUR
  */
 export type ListMarketsResponse = Message<"svc.markets.v1.ListMarketsResponse"> & {
   /**
-   * Markets.
+   * Markets, newest first.
    *
    * @generated from field: repeated svc.markets.v1.Market markets = 1;
    */
@@ -183,7 +269,7 @@ export const GetMarketResponseSchema: GenMessage<GetMarketResponse> = /*@__PURE_
   messageDesc(file_svc_markets_v1_markets_service, 4);
 
 /**
- * PredictRequest is a stake on an outcome.
+ * PredictRequest is a stake on an outcome, paid by the ecash token in `x-402-payment` (its full value is the stake) or from the markets balance.
  *
  * @generated from message svc.markets.v1.PredictRequest
  */
@@ -201,6 +287,20 @@ export type PredictRequest = Message<"svc.markets.v1.PredictRequest"> & {
    * @generated from field: string outcome = 2;
    */
   outcome: string;
+
+  /**
+   * Stake including the fee, sats: required when paying from the balance; with a token, the least the token must be worth.
+   *
+   * @generated from field: int64 stake_sats = 3;
+   */
+  stakeSats: bigint;
+
+  /**
+   * Pay from the caller's markets balance (winnings, change) instead of a token.
+   *
+   * @generated from field: bool pay_from_balance = 4;
+   */
+  payFromBalance: boolean;
 };
 
 /**
@@ -238,14 +338,14 @@ export type PredictResponse = Message<"svc.markets.v1.PredictResponse"> & {
   outcome: string;
 
   /**
-   * Stake after fee, sats.
+   * Stake after fee, sats (what bought shares).
    *
    * @generated from field: int64 stake_sats = 4;
    */
   stakeSats: bigint;
 
   /**
-   * Fee (0.5 percent of stake), sats.
+   * Fee (0.5 percent of stake, rounded up), sats.
    *
    * @generated from field: int64 fee_sats = 5;
    */
@@ -257,6 +357,48 @@ export type PredictResponse = Message<"svc.markets.v1.PredictResponse"> & {
    * @generated from field: double yes_probability = 6;
    */
   yesProbability: number;
+
+  /**
+   * Shares bought (each pays 1 sat if the outcome wins), decimal with 3 places.
+   *
+   * @generated from field: string shares = 7;
+   */
+  shares: string;
+
+  /**
+   * Probability of yes before the stake.
+   *
+   * @generated from field: double yes_probability_before = 8;
+   */
+  yesProbabilityBefore: number;
+
+  /**
+   * How it was paid (`ecash` or `balance`).
+   *
+   * @generated from field: string paid_with = 9;
+   */
+  paidWith: string;
+
+  /**
+   * The ecash redemption that paid it; empty when paid from the balance.
+   *
+   * @generated from field: string redemption_id = 10;
+   */
+  redemptionId: string;
+
+  /**
+   * Total paid, sats (stake + fee).
+   *
+   * @generated from field: int64 paid_sats = 11;
+   */
+  paidSats: bigint;
+
+  /**
+   * When the stake was placed.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 12;
+   */
+  createTime?: Timestamp | undefined;
 };
 
 /**
@@ -273,7 +415,7 @@ export const PredictResponseSchema: GenMessage<PredictResponse> = /*@__PURE__*/
  */
 export type CheckComplianceRequest = Message<"svc.markets.v1.CheckComplianceRequest"> & {
   /**
-   * Protocol name.
+   * Protocol name (e.g. `aave`, `Uniswap`, `makerdao`); see the unknown-protocol answer for the list.
    *
    * @generated from field: string protocol = 1;
    */
@@ -288,27 +430,69 @@ export const CheckComplianceRequestSchema: GenMessage<CheckComplianceRequest> = 
   messageDesc(file_svc_markets_v1_markets_service, 7);
 
 /**
+ * ComplianceFactor is one documented factor of a compliance score.
+ *
+ * @generated from message svc.markets.v1.ComplianceFactor
+ */
+export type ComplianceFactor = Message<"svc.markets.v1.ComplianceFactor"> & {
+  /**
+   * Factor (`audits`, `admin_key`, `oracle_design`, `age`, `incidents`, `tvl_concentration`).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The protocol's value for it, in words.
+   *
+   * @generated from field: string value = 2;
+   */
+  value: string;
+
+  /**
+   * Risk points it adds.
+   *
+   * @generated from field: double points = 3;
+   */
+  points: number;
+
+  /**
+   * Most points it can add.
+   *
+   * @generated from field: double max_points = 4;
+   */
+  maxPoints: number;
+};
+
+/**
+ * Describes the message svc.markets.v1.ComplianceFactor.
+ * Use `create(ComplianceFactorSchema)` to create a new message.
+ */
+export const ComplianceFactorSchema: GenMessage<ComplianceFactor> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 8);
+
+/**
  * CheckComplianceResponse is the compliance score.
  *
  * @generated from message svc.markets.v1.CheckComplianceResponse
  */
 export type CheckComplianceResponse = Message<"svc.markets.v1.CheckComplianceResponse"> & {
   /**
-   * Protocol scored.
+   * Protocol scored (its id in the dataset).
    *
    * @generated from field: string protocol = 1;
    */
   protocol: string;
 
   /**
-   * Risk score out of 100.
+   * Risk score out of 100 (higher is riskier): the sum of the factors' points.
    *
    * @generated from field: double risk_score = 2;
    */
   riskScore: number;
 
   /**
-   * Tail risk, percent.
+   * Tail risk, percent: 0.5 + 24.5 * (risk_score / 100)^2, a model of the yearly chance of losing 10 percent of TVL or more.
    *
    * @generated from field: double tail_risk_pct = 3;
    */
@@ -320,6 +504,48 @@ export type CheckComplianceResponse = Message<"svc.markets.v1.CheckComplianceRes
    * @generated from field: repeated string factors = 4;
    */
   factors: string[];
+
+  /**
+   * Protocol display name.
+   *
+   * @generated from field: string name = 5;
+   */
+  name: string;
+
+  /**
+   * The factors with their points.
+   *
+   * @generated from field: repeated svc.markets.v1.ComplianceFactor factor_details = 6;
+   */
+  factorDetails: ComplianceFactor[];
+
+  /**
+   * Date the protocol's data was compiled (YYYY-MM-DD).
+   *
+   * @generated from field: string data_as_of = 7;
+   */
+  dataAsOf: string;
+
+  /**
+   * Public sources of the data.
+   *
+   * @generated from field: repeated string sources = 8;
+   */
+  sources: string[];
+
+  /**
+   * How the check was paid (`per_call` through x402, `monthly_plan`).
+   *
+   * @generated from field: string billing = 9;
+   */
+  billing: string;
+
+  /**
+   * Settlement of the x402 payment; unset under the monthly plan.
+   *
+   * @generated from field: svc.payment.v1.PaymentProof payment_proof = 10;
+   */
+  paymentProof?: PaymentProof | undefined;
 };
 
 /**
@@ -327,7 +553,7 @@ export type CheckComplianceResponse = Message<"svc.markets.v1.CheckComplianceRes
  * Use `create(CheckComplianceResponseSchema)` to create a new message.
  */
 export const CheckComplianceResponseSchema: GenMessage<CheckComplianceResponse> = /*@__PURE__*/
-  messageDesc(file_svc_markets_v1_markets_service, 8);
+  messageDesc(file_svc_markets_v1_markets_service, 9);
 
 /**
  * GetLatestSignalsRequest filters signals.
@@ -341,6 +567,13 @@ export type GetLatestSignalsRequest = Message<"svc.markets.v1.GetLatestSignalsRe
    * @generated from field: string category = 1;
    */
   category: string;
+
+  /**
+   * At most this many (default 20, at most 100).
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
 };
 
 /**
@@ -348,16 +581,16 @@ export type GetLatestSignalsRequest = Message<"svc.markets.v1.GetLatestSignalsRe
  * Use `create(GetLatestSignalsRequestSchema)` to create a new message.
  */
 export const GetLatestSignalsRequestSchema: GenMessage<GetLatestSignalsRequest> = /*@__PURE__*/
-  messageDesc(file_svc_markets_v1_markets_service, 9);
+  messageDesc(file_svc_markets_v1_markets_service, 10);
 
 /**
- * Signal is one market signal.
+ * Signal is one market signal, derived from market price movements and stakes.
  *
  * @generated from message svc.markets.v1.Signal
  */
 export type Signal = Message<"svc.markets.v1.Signal"> & {
   /**
-   * Signal type.
+   * Signal type (`probability_shift`, `strong_consensus`, `market_resolved`).
    *
    * @generated from field: string signal_type = 1;
    */
@@ -371,7 +604,7 @@ export type Signal = Message<"svc.markets.v1.Signal"> & {
   title: string;
 
   /**
-   * Confidence (0 to 1).
+   * Confidence (0 to 1), by the signal type's documented formula.
    *
    * @generated from field: double confidence = 3;
    */
@@ -385,11 +618,39 @@ export type Signal = Message<"svc.markets.v1.Signal"> & {
   category: string;
 
   /**
-   * When emitted.
+   * When emitted (the last stake or the resolution it derives from).
    *
    * @generated from field: google.protobuf.Timestamp create_time = 5;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * Market it derives from.
+   *
+   * @generated from field: string market_id = 6;
+   */
+  marketId: string;
+
+  /**
+   * Yes probability of that market now.
+   *
+   * @generated from field: double yes_probability = 7;
+   */
+  yesProbability: number;
+
+  /**
+   * Change of the yes probability over the window (signed, 0 to 1 scale).
+   *
+   * @generated from field: double change = 8;
+   */
+  change: number;
+
+  /**
+   * How the signal was derived, in words.
+   *
+   * @generated from field: string basis = 9;
+   */
+  basis: string;
 };
 
 /**
@@ -397,7 +658,7 @@ export type Signal = Message<"svc.markets.v1.Signal"> & {
  * Use `create(SignalSchema)` to create a new message.
  */
 export const SignalSchema: GenMessage<Signal> = /*@__PURE__*/
-  messageDesc(file_svc_markets_v1_markets_service, 10);
+  messageDesc(file_svc_markets_v1_markets_service, 11);
 
 /**
  * GetLatestSignalsResponse lists signals.
@@ -411,6 +672,13 @@ export type GetLatestSignalsResponse = Message<"svc.markets.v1.GetLatestSignalsR
    * @generated from field: repeated svc.markets.v1.Signal signals = 1;
    */
   signals: Signal[];
+
+  /**
+   * Window of price movements considered, hours.
+   *
+   * @generated from field: int32 window_hours = 2;
+   */
+  windowHours: number;
 };
 
 /**
@@ -418,7 +686,7 @@ export type GetLatestSignalsResponse = Message<"svc.markets.v1.GetLatestSignalsR
  * Use `create(GetLatestSignalsResponseSchema)` to create a new message.
  */
 export const GetLatestSignalsResponseSchema: GenMessage<GetLatestSignalsResponse> = /*@__PURE__*/
-  messageDesc(file_svc_markets_v1_markets_service, 11);
+  messageDesc(file_svc_markets_v1_markets_service, 12);
 
 /**
  * SubmitAgentProofRequest is a proof to record.
@@ -427,7 +695,7 @@ export const GetLatestSignalsResponseSchema: GenMessage<GetLatestSignalsResponse
  */
 export type SubmitAgentProofRequest = Message<"svc.markets.v1.SubmitAgentProofRequest"> & {
   /**
-   * Kind of proof.
+   * Kind of proof as the agent declares it (1 to 65535), recorded as `declared_kind`.
    *
    * @generated from field: int32 kind = 1;
    */
@@ -453,7 +721,7 @@ export type SubmitAgentProofRequest = Message<"svc.markets.v1.SubmitAgentProofRe
  * Use `create(SubmitAgentProofRequestSchema)` to create a new message.
  */
 export const SubmitAgentProofRequestSchema: GenMessage<SubmitAgentProofRequest> = /*@__PURE__*/
-  messageDesc(file_svc_markets_v1_markets_service, 12);
+  messageDesc(file_svc_markets_v1_markets_service, 13);
 
 /**
  * SubmitAgentProofResponse is the recorded proof.
@@ -474,6 +742,41 @@ export type SubmitAgentProofResponse = Message<"svc.markets.v1.SubmitAgentProofR
    * @generated from field: string fee_amount = 2;
    */
   feeAmount: string;
+
+  /**
+   * Rail kind of agent-submitted proofs (30140).
+   *
+   * @generated from field: int32 kind = 3;
+   */
+  kind: number;
+
+  /**
+   * The kind the agent declared.
+   *
+   * @generated from field: int32 declared_kind = 4;
+   */
+  declaredKind: number;
+
+  /**
+   * SHA-256 of the canonical record.
+   *
+   * @generated from field: string record_sha256 = 5;
+   */
+  recordSha256: string;
+
+  /**
+   * Public path of the record (`/v1/proofs/{proof_id}`).
+   *
+   * @generated from field: string proof_url = 6;
+   */
+  proofUrl: string;
+
+  /**
+   * Settlement of the x402 payment.
+   *
+   * @generated from field: svc.payment.v1.PaymentProof payment_proof = 7;
+   */
+  paymentProof?: PaymentProof | undefined;
 };
 
 /**
@@ -481,13 +784,664 @@ export type SubmitAgentProofResponse = Message<"svc.markets.v1.SubmitAgentProofR
  * Use `create(SubmitAgentProofResponseSchema)` to create a new message.
  */
 export const SubmitAgentProofResponseSchema: GenMessage<SubmitAgentProofResponse> = /*@__PURE__*/
-  messageDesc(file_svc_markets_v1_markets_service, 13);
+  messageDesc(file_svc_markets_v1_markets_service, 14);
+
+/**
+ * Subscription is one paid month of a plan.
+ *
+ * @generated from message svc.markets.v1.Subscription
+ */
+export type Subscription = Message<"svc.markets.v1.Subscription"> & {
+  /**
+   * Subscription id.
+   *
+   * @generated from field: string subscription_id = 1;
+   */
+  subscriptionId: string;
+
+  /**
+   * Plan (`contributor`, `operator`, `compliance`).
+   *
+   * @generated from field: string plan = 2;
+   */
+  plan: string;
+
+  /**
+   * Start of the period.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 3;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * End of the period (30 days after its start).
+   *
+   * @generated from field: google.protobuf.Timestamp end_time = 4;
+   */
+  endTime?: Timestamp | undefined;
+
+  /**
+   * Price paid in sats (ecash plans); 0 for the compliance plan.
+   *
+   * @generated from field: int64 price_sats = 5;
+   */
+  priceSats: bigint;
+
+  /**
+   * Price paid in atomic USDC units (compliance plan); empty for ecash plans.
+   *
+   * @generated from field: string price_amount = 6;
+   */
+  priceAmount: string;
+
+  /**
+   * How it was paid (`ecash`, `balance`, `x402`).
+   *
+   * @generated from field: string paid_with = 7;
+   */
+  paidWith: string;
+};
+
+/**
+ * Describes the message svc.markets.v1.Subscription.
+ * Use `create(SubscriptionSchema)` to create a new message.
+ */
+export const SubscriptionSchema: GenMessage<Subscription> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 15);
+
+/**
+ * SubscribeRequest names the plan to buy.
+ *
+ * @generated from message svc.markets.v1.SubscribeRequest
+ */
+export type SubscribeRequest = Message<"svc.markets.v1.SubscribeRequest"> & {
+  /**
+   * Plan (`contributor`, `operator`, `compliance`).
+   *
+   * @generated from field: string plan = 1;
+   */
+  plan: string;
+
+  /**
+   * Pay an ecash plan from the caller's markets balance instead of a token.
+   *
+   * @generated from field: bool pay_from_balance = 2;
+   */
+  payFromBalance: boolean;
+};
+
+/**
+ * Describes the message svc.markets.v1.SubscribeRequest.
+ * Use `create(SubscribeRequestSchema)` to create a new message.
+ */
+export const SubscribeRequestSchema: GenMessage<SubscribeRequest> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 16);
+
+/**
+ * SubscribeResponse is the subscription bought.
+ *
+ * @generated from message svc.markets.v1.SubscribeResponse
+ */
+export type SubscribeResponse = Message<"svc.markets.v1.SubscribeResponse"> & {
+  /**
+   * The subscription.
+   *
+   * @generated from field: svc.markets.v1.Subscription subscription = 1;
+   */
+  subscription?: Subscription | undefined;
+
+  /**
+   * Token value beyond the price, credited to the markets balance, sats.
+   *
+   * @generated from field: int64 change_sats = 2;
+   */
+  changeSats: bigint;
+
+  /**
+   * Settlement of the x402 payment (compliance plan).
+   *
+   * @generated from field: svc.payment.v1.PaymentProof payment_proof = 3;
+   */
+  paymentProof?: PaymentProof | undefined;
+};
+
+/**
+ * Describes the message svc.markets.v1.SubscribeResponse.
+ * Use `create(SubscribeResponseSchema)` to create a new message.
+ */
+export const SubscribeResponseSchema: GenMessage<SubscribeResponse> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 17);
+
+/**
+ * Position is one stake.
+ *
+ * @generated from message svc.markets.v1.Position
+ */
+export type Position = Message<"svc.markets.v1.Position"> & {
+  /**
+   * Position id.
+   *
+   * @generated from field: string position_id = 1;
+   */
+  positionId: string;
+
+  /**
+   * Market id.
+   *
+   * @generated from field: string market_id = 2;
+   */
+  marketId: string;
+
+  /**
+   * Outcome staked on.
+   *
+   * @generated from field: string outcome = 3;
+   */
+  outcome: string;
+
+  /**
+   * Stake after fee, sats.
+   *
+   * @generated from field: int64 stake_sats = 4;
+   */
+  stakeSats: bigint;
+
+  /**
+   * Fee, sats.
+   *
+   * @generated from field: int64 fee_sats = 5;
+   */
+  feeSats: bigint;
+
+  /**
+   * Shares held, decimal with 3 places.
+   *
+   * @generated from field: string shares = 6;
+   */
+  shares: string;
+
+  /**
+   * Paid out at resolution, sats (floor of the shares when the outcome won).
+   *
+   * @generated from field: int64 payout_sats = 7;
+   */
+  payoutSats: bigint;
+
+  /**
+   * State (`open`, `won`, `lost`).
+   *
+   * @generated from field: string state = 8;
+   */
+  state: string;
+
+  /**
+   * When the stake was placed.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 9;
+   */
+  createTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.markets.v1.Position.
+ * Use `create(PositionSchema)` to create a new message.
+ */
+export const PositionSchema: GenMessage<Position> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 18);
+
+/**
+ * GetAccountRequest reads the caller's account.
+ *
+ * @generated from message svc.markets.v1.GetAccountRequest
+ */
+export type GetAccountRequest = Message<"svc.markets.v1.GetAccountRequest"> & {
+};
+
+/**
+ * Describes the message svc.markets.v1.GetAccountRequest.
+ * Use `create(GetAccountRequestSchema)` to create a new message.
+ */
+export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 19);
+
+/**
+ * GetAccountResponse is the caller's markets account.
+ *
+ * @generated from message svc.markets.v1.GetAccountResponse
+ */
+export type GetAccountResponse = Message<"svc.markets.v1.GetAccountResponse"> & {
+  /**
+   * Agent id.
+   *
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * Tier now (`explorer`, `contributor`, `operator`).
+   *
+   * @generated from field: string tier = 2;
+   */
+  tier: string;
+
+  /**
+   * Calls allowed per UTC day; 0 means unlimited.
+   *
+   * @generated from field: int32 daily_limit = 3;
+   */
+  dailyLimit: number;
+
+  /**
+   * Calls counted today.
+   *
+   * @generated from field: int32 calls_today = 4;
+   */
+  callsToday: number;
+
+  /**
+   * When today's count resets (next UTC midnight).
+   *
+   * @generated from field: google.protobuf.Timestamp reset_time = 5;
+   */
+  resetTime?: Timestamp | undefined;
+
+  /**
+   * Markets balance, sats (winnings, change, revenue share).
+   *
+   * @generated from field: int64 balance_sats = 6;
+   */
+  balanceSats: bigint;
+
+  /**
+   * Whether the Compliance API monthly plan is active.
+   *
+   * @generated from field: bool compliance_plan = 7;
+   */
+  compliancePlan: boolean;
+
+  /**
+   * Subscriptions, newest first.
+   *
+   * @generated from field: repeated svc.markets.v1.Subscription subscriptions = 8;
+   */
+  subscriptions: Subscription[];
+
+  /**
+   * Positions, newest first.
+   *
+   * @generated from field: repeated svc.markets.v1.Position positions = 9;
+   */
+  positions: Position[];
+
+  /**
+   * Operator whose fleet the caller is in; empty when none.
+   *
+   * @generated from field: string fleet_operator = 10;
+   */
+  fleetOperator: string;
+};
+
+/**
+ * Describes the message svc.markets.v1.GetAccountResponse.
+ * Use `create(GetAccountResponseSchema)` to create a new message.
+ */
+export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 20);
+
+/**
+ * FleetMember is an agent listed in a fleet.
+ *
+ * @generated from message svc.markets.v1.FleetMember
+ */
+export type FleetMember = Message<"svc.markets.v1.FleetMember"> & {
+  /**
+   * Agent id.
+   *
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * Agent name.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * When it joined.
+   *
+   * @generated from field: google.protobuf.Timestamp join_time = 3;
+   */
+  joinTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message svc.markets.v1.FleetMember.
+ * Use `create(FleetMemberSchema)` to create a new message.
+ */
+export const FleetMemberSchema: GenMessage<FleetMember> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 21);
+
+/**
+ * Fleet is an Operator-tier agent's public fleet listing.
+ *
+ * @generated from message svc.markets.v1.Fleet
+ */
+export type Fleet = Message<"svc.markets.v1.Fleet"> & {
+  /**
+   * Operator's agent id.
+   *
+   * @generated from field: string operator_agent_id = 1;
+   */
+  operatorAgentId: string;
+
+  /**
+   * Operator's name.
+   *
+   * @generated from field: string operator_name = 2;
+   */
+  operatorName: string;
+
+  /**
+   * Whether the operator holds the Operator tier now (revenue share accrues only then).
+   *
+   * @generated from field: bool operator_tier_active = 3;
+   */
+  operatorTierActive: boolean;
+
+  /**
+   * Members, oldest first.
+   *
+   * @generated from field: repeated svc.markets.v1.FleetMember members = 4;
+   */
+  members: FleetMember[];
+
+  /**
+   * Revenue share of the members' stake fees, basis points.
+   *
+   * @generated from field: int32 revenue_share_bps = 5;
+   */
+  revenueShareBps: number;
+};
+
+/**
+ * Describes the message svc.markets.v1.Fleet.
+ * Use `create(FleetSchema)` to create a new message.
+ */
+export const FleetSchema: GenMessage<Fleet> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 22);
+
+/**
+ * JoinFleetRequest names the operator to join.
+ *
+ * @generated from message svc.markets.v1.JoinFleetRequest
+ */
+export type JoinFleetRequest = Message<"svc.markets.v1.JoinFleetRequest"> & {
+  /**
+   * Operator agent id or name.
+   *
+   * @generated from field: string operator = 1;
+   */
+  operator: string;
+};
+
+/**
+ * Describes the message svc.markets.v1.JoinFleetRequest.
+ * Use `create(JoinFleetRequestSchema)` to create a new message.
+ */
+export const JoinFleetRequestSchema: GenMessage<JoinFleetRequest> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 23);
+
+/**
+ * JoinFleetResponse is the fleet joined.
+ *
+ * @generated from message svc.markets.v1.JoinFleetResponse
+ */
+export type JoinFleetResponse = Message<"svc.markets.v1.JoinFleetResponse"> & {
+  /**
+   * The fleet.
+   *
+   * @generated from field: svc.markets.v1.Fleet fleet = 1;
+   */
+  fleet?: Fleet | undefined;
+};
+
+/**
+ * Describes the message svc.markets.v1.JoinFleetResponse.
+ * Use `create(JoinFleetResponseSchema)` to create a new message.
+ */
+export const JoinFleetResponseSchema: GenMessage<JoinFleetResponse> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 24);
+
+/**
+ * LeaveFleetRequest leaves the caller's fleet.
+ *
+ * @generated from message svc.markets.v1.LeaveFleetRequest
+ */
+export type LeaveFleetRequest = Message<"svc.markets.v1.LeaveFleetRequest"> & {
+};
+
+/**
+ * Describes the message svc.markets.v1.LeaveFleetRequest.
+ * Use `create(LeaveFleetRequestSchema)` to create a new message.
+ */
+export const LeaveFleetRequestSchema: GenMessage<LeaveFleetRequest> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 25);
+
+/**
+ * LeaveFleetResponse confirms leaving.
+ *
+ * @generated from message svc.markets.v1.LeaveFleetResponse
+ */
+export type LeaveFleetResponse = Message<"svc.markets.v1.LeaveFleetResponse"> & {
+  /**
+   * Operator agent id left; empty when the caller was in no fleet.
+   *
+   * @generated from field: string operator_agent_id = 1;
+   */
+  operatorAgentId: string;
+};
+
+/**
+ * Describes the message svc.markets.v1.LeaveFleetResponse.
+ * Use `create(LeaveFleetResponseSchema)` to create a new message.
+ */
+export const LeaveFleetResponseSchema: GenMessage<LeaveFleetResponse> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 26);
+
+/**
+ * GetFleetRequest names an operator.
+ *
+ * @generated from message svc.markets.v1.GetFleetRequest
+ */
+export type GetFleetRequest = Message<"svc.markets.v1.GetFleetRequest"> & {
+  /**
+   * Operator agent id or name.
+   *
+   * @generated from field: string operator = 1;
+   */
+  operator: string;
+};
+
+/**
+ * Describes the message svc.markets.v1.GetFleetRequest.
+ * Use `create(GetFleetRequestSchema)` to create a new message.
+ */
+export const GetFleetRequestSchema: GenMessage<GetFleetRequest> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 27);
+
+/**
+ * GetFleetResponse is the fleet listing.
+ *
+ * @generated from message svc.markets.v1.GetFleetResponse
+ */
+export type GetFleetResponse = Message<"svc.markets.v1.GetFleetResponse"> & {
+  /**
+   * The fleet.
+   *
+   * @generated from field: svc.markets.v1.Fleet fleet = 1;
+   */
+  fleet?: Fleet | undefined;
+};
+
+/**
+ * Describes the message svc.markets.v1.GetFleetResponse.
+ * Use `create(GetFleetResponseSchema)` to create a new message.
+ */
+export const GetFleetResponseSchema: GenMessage<GetFleetResponse> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 28);
+
+/**
+ * CreateMarketRequest describes a new market.
+ *
+ * @generated from message svc.markets.v1.CreateMarketRequest
+ */
+export type CreateMarketRequest = Message<"svc.markets.v1.CreateMarketRequest"> & {
+  /**
+   * Question (5 to 200 characters).
+   *
+   * @generated from field: string title = 1;
+   */
+  title: string;
+
+  /**
+   * What resolves it, in words (at most 2000 characters).
+   *
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * Category (`defi`, `rwa`, `macro`, `crypto`).
+   *
+   * @generated from field: string category = 3;
+   */
+  category: string;
+
+  /**
+   * When trading closes (in the future).
+   *
+   * @generated from field: google.protobuf.Timestamp close_time = 4;
+   */
+  closeTime?: Timestamp | undefined;
+
+  /**
+   * LMSR liquidity b, sats (1000 to 100000000; default 10000).
+   *
+   * @generated from field: int64 liquidity_b_sats = 5;
+   */
+  liquidityBSats: bigint;
+};
+
+/**
+ * Describes the message svc.markets.v1.CreateMarketRequest.
+ * Use `create(CreateMarketRequestSchema)` to create a new message.
+ */
+export const CreateMarketRequestSchema: GenMessage<CreateMarketRequest> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 29);
+
+/**
+ * CreateMarketResponse is the market created.
+ *
+ * @generated from message svc.markets.v1.CreateMarketResponse
+ */
+export type CreateMarketResponse = Message<"svc.markets.v1.CreateMarketResponse"> & {
+  /**
+   * The market.
+   *
+   * @generated from field: svc.markets.v1.Market market = 1;
+   */
+  market?: Market | undefined;
+};
+
+/**
+ * Describes the message svc.markets.v1.CreateMarketResponse.
+ * Use `create(CreateMarketResponseSchema)` to create a new message.
+ */
+export const CreateMarketResponseSchema: GenMessage<CreateMarketResponse> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 30);
+
+/**
+ * ResolveMarketRequest settles a market.
+ *
+ * @generated from message svc.markets.v1.ResolveMarketRequest
+ */
+export type ResolveMarketRequest = Message<"svc.markets.v1.ResolveMarketRequest"> & {
+  /**
+   * Market id.
+   *
+   * @generated from field: string market_id = 1;
+   */
+  marketId: string;
+
+  /**
+   * Winning outcome (`yes` or `no`).
+   *
+   * @generated from field: string outcome = 2;
+   */
+  outcome: string;
+};
+
+/**
+ * Describes the message svc.markets.v1.ResolveMarketRequest.
+ * Use `create(ResolveMarketRequestSchema)` to create a new message.
+ */
+export const ResolveMarketRequestSchema: GenMessage<ResolveMarketRequest> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 31);
+
+/**
+ * ResolveMarketResponse is the resolution and its payouts.
+ *
+ * @generated from message svc.markets.v1.ResolveMarketResponse
+ */
+export type ResolveMarketResponse = Message<"svc.markets.v1.ResolveMarketResponse"> & {
+  /**
+   * The market, resolved.
+   *
+   * @generated from field: svc.markets.v1.Market market = 1;
+   */
+  market?: Market | undefined;
+
+  /**
+   * Winning positions paid.
+   *
+   * @generated from field: int32 payouts_count = 2;
+   */
+  payoutsCount: number;
+
+  /**
+   * Paid to winners' markets balances, sats.
+   *
+   * @generated from field: int64 payouts_sats = 3;
+   */
+  payoutsSats: bigint;
+
+  /**
+   * What the market maker kept (pool minus payouts; never negative with the subsidy), sats.
+   *
+   * @generated from field: int64 maker_result_sats = 4;
+   */
+  makerResultSats: bigint;
+};
+
+/**
+ * Describes the message svc.markets.v1.ResolveMarketResponse.
+ * Use `create(ResolveMarketResponseSchema)` to create a new message.
+ */
+export const ResolveMarketResponseSchema: GenMessage<ResolveMarketResponse> = /*@__PURE__*/
+  messageDesc(file_svc_markets_v1_markets_service, 32);
 
 /**
  * MarketsService is the secondary marketplace: prediction markets, compliance checks, signals and agent proofs.
  *
  * REST base path `/markets-api` (the spec's `{marketplace_base_url}`). API key as
- * `authorization: Bearer <api_key>`; ecash payments as a Cashu token in `x-402-payment` (or `x-cashu`).
+ * `authorization: Bearer <api_key>` (the registry's agent key); ecash payments as a Cashu token in
+ * `x-402-payment` (or `x-cashu`); USD-priced calls through x402 (`payment-signature` or `x-payment`).
+ * Tiers: Explorer (free, 10 calls per day, read-only), Contributor (10000 sats per month, 100 calls per
+ * day, stakes and signals), Operator (50000 sats per month, unlimited, revenue share, fleet listing),
+ * Compliance API (0.50 USD per check or 99 USD per month). Daily limits count per agent per UTC day
+ * across every server; over the limit a call answers 429 `daily_limit_reached` with the reset time.
  *
  * @generated from service svc.markets.v1.MarketsService
  */
@@ -551,6 +1505,76 @@ export const MarketsService: GenService<{
     methodKind: "unary";
     input: typeof SubmitAgentProofRequestSchema;
     output: typeof SubmitAgentProofResponseSchema;
+  },
+  /**
+   * Subscribe buys a month of a plan: `contributor` or `operator` in ecash sats, `compliance` through x402 (REST: POST /markets-api/subscriptions).
+   *
+   * @generated from rpc svc.markets.v1.MarketsService.Subscribe
+   */
+  subscribe: {
+    methodKind: "unary";
+    input: typeof SubscribeRequestSchema;
+    output: typeof SubscribeResponseSchema;
+  },
+  /**
+   * GetAccount is the caller's tier, usage today, balance, plans and positions (REST: GET /markets-api/account).
+   *
+   * @generated from rpc svc.markets.v1.MarketsService.GetAccount
+   */
+  getAccount: {
+    methodKind: "unary";
+    input: typeof GetAccountRequestSchema;
+    output: typeof GetAccountResponseSchema;
+  },
+  /**
+   * JoinFleet lists the caller in an Operator-tier agent's fleet (REST: POST /markets-api/fleet/join).
+   *
+   * @generated from rpc svc.markets.v1.MarketsService.JoinFleet
+   */
+  joinFleet: {
+    methodKind: "unary";
+    input: typeof JoinFleetRequestSchema;
+    output: typeof JoinFleetResponseSchema;
+  },
+  /**
+   * LeaveFleet removes the caller from its fleet (REST: POST /markets-api/fleet/leave).
+   *
+   * @generated from rpc svc.markets.v1.MarketsService.LeaveFleet
+   */
+  leaveFleet: {
+    methodKind: "unary";
+    input: typeof LeaveFleetRequestSchema;
+    output: typeof LeaveFleetResponseSchema;
+  },
+  /**
+   * GetFleet is an operator's public fleet listing (REST: GET /markets-api/fleet/{operator}).
+   *
+   * @generated from rpc svc.markets.v1.MarketsService.GetFleet
+   */
+  getFleet: {
+    methodKind: "unary";
+    input: typeof GetFleetRequestSchema;
+    output: typeof GetFleetResponseSchema;
+  },
+  /**
+   * CreateMarket opens a market; operator key (REST: POST /markets-api/admin/markets).
+   *
+   * @generated from rpc svc.markets.v1.MarketsService.CreateMarket
+   */
+  createMarket: {
+    methodKind: "unary";
+    input: typeof CreateMarketRequestSchema;
+    output: typeof CreateMarketResponseSchema;
+  },
+  /**
+   * ResolveMarket settles a market and pays the winners; operator key (REST: POST /markets-api/admin/markets/{market_id}/resolve).
+   *
+   * @generated from rpc svc.markets.v1.MarketsService.ResolveMarket
+   */
+  resolveMarket: {
+    methodKind: "unary";
+    input: typeof ResolveMarketRequestSchema;
+    output: typeof ResolveMarketResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_markets_v1_markets_service, 0);

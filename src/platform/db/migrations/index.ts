@@ -9,8 +9,9 @@ import { PriceAlerts1795360000000 } from "./1795360000000-price-alerts.js";
 import { Introductions1795370000000 } from "./1795370000000-introductions.js";
 import { JobPolicyManifest1795380000000 } from "./1795380000000-job-policy-manifest.js";
 import { LlmUsage1795400000000 } from "./1795400000000-llm-usage.js";
+import { Markets1795440000000 } from "./1795440000000-markets.js";
 import { Ecash1795450000000 } from "./1795450000000-ecash.js";
 import { A2aTasks1795460000000 } from "./1795460000000-a2a-tasks.js";
 
 // Migrations in order. Files are named `{timestamp}-{kebab-name}.ts` and run on SQLite and MySQL/MariaDB.
-export const MIGRATIONS: (new () => MigrationInterface)[] = [Payments1795300000000, Registry1795310000000, Marketplace1795320000000, ProofRail1795330000000, WitnessReputation1795340000000, Disputes1795350000000, PriceAlerts1795360000000, Introductions1795370000000, JobPolicyManifest1795380000000, LlmUsage1795400000000, Ecash1795450000000, A2aTasks1795460000000];
+export const MIGRATIONS: (new () => MigrationInterface)[] = [Payments1795300000000, Registry1795310000000, Marketplace1795320000000, ProofRail1795330000000, WitnessReputation1795340000000, Disputes1795350000000, PriceAlerts1795360000000, Introductions1795370000000, JobPolicyManifest1795380000000, LlmUsage1795400000000, Markets1795440000000, Ecash1795450000000, A2aTasks1795460000000];

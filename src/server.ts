@@ -22,6 +22,7 @@ import { RulesServiceImpl } from "./rules/rules.service.js";
 import type { RuleSection } from "./rules/rules-document.js";
 import { createRestShim } from "./rest/rest-shim.js";
 import { agentFronts, withFronts } from "./fronts/agent-fronts.js";
+import { jobPriorityOf } from "./markets/job-priority.js";
 import { RouteTable } from "./rest/route-table.js";
 import { restRoutes } from "./rest/routes.js";
 import { toLegacyJson } from "./rest/legacy-json.js";
@@ -172,6 +173,7 @@ export function buildApp(deps: AppDeps) {
     enforcement: new EnforcementRecorder(ds, proofKey, domainSeparator({ ...chain.network.usdcDomain, chainId: chain.network.chainId, verifyingContract: chain.network.usdcAddress }), log),
     requestComp: (authorization) => comps.request(authorization),
     policy,
+    jobPriority: (payer) => jobPriorityOf(ds.manager, payer, new Date()),
   });
   const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });
   const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency, retentionMs: config.jobResultRetentionMs, manifest: (sku) => policy.manifest(sku, undefined) });

@@ -1,5 +1,6 @@
 import { In, LessThan, type DataSource, type EntityManager } from "typeorm";
 import { newId } from "../platform/ids.js";
+import { runInTransaction } from "../platform/db/transaction.js";
 import { ServiceJobEntity, type JobState } from "./service-job.entity.js";
 
 // The async job queue in the database. A job is `queued` while its payment settles, `pending` once
@@ -14,9 +15,9 @@ const CLAIMABLE = "(j.state = 'pending' OR (j.state = 'running' AND j.lease_unti
 export class JobQueue {
   constructor(private readonly ds: DataSource, private readonly leaseMs = 60_000) {}
 
-  async create(manager: EntityManager, job: { skuId: string; paymentId: string; payer: string; inputJson: string; manifestJson?: string }): Promise<string> {
+  async create(manager: EntityManager, job: { skuId: string; paymentId: string; payer: string; inputJson: string; manifestJson?: string; priority?: number }): Promise<string> {
     const jobId = newId("job");
-    await manager.insert(ServiceJobEntity, { ...job, manifestJson: job.manifestJson ?? null, jobId, state: "queued", resultJson: null, error: null, attempts: 0, leaseUntil: null, createTime: new Date(), finishTime: null });
+    await manager.insert(ServiceJobEntity, { ...job, manifestJson: job.manifestJson ?? null, priority: job.priority ?? 0, jobId, state: "queued", resultJson: null, error: null, attempts: 0, leaseUntil: null, createTime: new Date(), finishTime: null });
     return jobId;
   }
 
@@ -41,11 +42,14 @@ export class JobQueue {
 
   private async claimSkipLocked(): Promise<ServiceJobEntity | undefined> {
     const now = new Date();
-    return this.ds.transaction(async (m) => {
+    // READ COMMITTED: no gap locks on the claim index, so claimers skip each other instead of deadlocking;
+    // a deadlock that still happens (an index entry moved by a commit) retries the claim.
+    return runInTransaction(this.ds, async (m) => {
       const row = await m
         .createQueryBuilder(ServiceJobEntity, "j")
         .where(CLAIMABLE, { now })
-        .orderBy("j.create_time", "ASC")
+        .orderBy("j.priority", "DESC")
+        .addOrderBy("j.create_time", "ASC")
         .limit(1)
         .setLock("pessimistic_write")
         .setOnLocked("skip_locked")
@@ -53,14 +57,14 @@ export class JobQueue {
       if (!row) return undefined;
       await m.update(ServiceJobEntity, { jobId: row.jobId }, { state: "running", leaseUntil: new Date(now.getTime() + this.leaseMs), attempts: () => "attempts + 1" });
       return (await m.findOneBy(ServiceJobEntity, { jobId: row.jobId }))!;
-    });
+    }, "READ COMMITTED");
   }
 
   private async claimGuarded(): Promise<ServiceJobEntity | undefined> {
     const now = new Date();
     const candidates = await this.ds.manager.find(ServiceJobEntity, {
       where: [{ state: "pending" }, { state: "running", leaseUntil: LessThan(now) }],
-      order: { createTime: "ASC" },
+      order: { priority: "DESC", createTime: "ASC" },
       take: 5,
     });
     for (const c of candidates) {

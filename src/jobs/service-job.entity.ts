@@ -10,6 +10,7 @@ export type JobState = "queued" | "pending" | "awaiting" | "running" | "delivere
 // An asynchronous SKU run. Workers claim pending jobs under a lease that expires if they die.
 @Entity({ name: "service_jobs" })
 @Index("ix_service_jobs_claim", ["state", "leaseUntil"])
+@Index("ix_service_jobs_priority", ["state", "priority", "createTime"])
 export class ServiceJobEntity {
   @PrimaryColumn({ name: "job_id", type: "varchar", length: 32 })
   jobId!: string;
@@ -42,6 +43,10 @@ export class ServiceJobEntity {
 
   @Column({ name: "attempts", type: "integer", default: 0 })
   attempts!: number;
+
+  /** Claim priority: higher first (the Operator tier's priority queue), then oldest first. */
+  @Column({ name: "priority", type: "integer", default: 0 })
+  priority!: number;
 
   @Column({ name: "lease_until", ...TIMESTAMP, nullable: true })
   leaseUntil!: Date | null;

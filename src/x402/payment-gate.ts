@@ -74,6 +74,8 @@ export interface PaymentGateDeps {
   requestComp: (authorization: string) => Promise<CompDecision>;
   /** The policy gates (content trap, jurisdiction, circuit breakers, payer rate limit) and the manifest. */
   policy: PolicyGates;
+  /** The claim priority of an async job paid by this wallet (the Operator tier's priority queue); 0 when unset. */
+  jobPriority?: (payer: string) => Promise<number>;
 }
 
 /** The settlement receipt's header: X-PAYMENT-RESPONSE for x402 v1 clients, PAYMENT-RESPONSE for v2. */
@@ -290,7 +292,8 @@ export class PaymentGate {
         charged: true,
       });
     } else {
-      jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: id, payer: payment.payer, inputJson: JSON.stringify(input), manifestJson: JSON.stringify(manifest) });
+      const priority = (await this.d.jobPriority?.(payment.payer)) ?? 0;
+      jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: id, payer: payment.payer, inputJson: JSON.stringify(input), manifestJson: JSON.stringify(manifest), priority });
       await this.d.store.transition(id, ["running"], "running", { jobId });
       response = create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: true });
     }

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from "typeorm";
+import type { IsolationLevel } from "typeorm/driver/types/IsolationLevel.js";
 import { errors } from "../rpc/errors.js";
 import { withSqliteWriter } from "./sqlite-single-writer.js";
 
@@ -15,17 +16,17 @@ function driverCode(err: unknown): string | undefined {
  * Runs one unit of work in a transaction. A deadlock retries the whole unit with a fresh
  * QueryRunner (bounded); a lock-wait timeout becomes Unavailable so the client may retry.
  */
-export async function runInTransaction<T>(ds: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+export async function runInTransaction<T>(ds: DataSource, work: (manager: EntityManager) => Promise<T>, isolation?: IsolationLevel): Promise<T> {
   if (ds.options.type === "better-sqlite3") return withSqliteWriter(() => transaction(ds, work));
-  return transaction(ds, work);
+  return transaction(ds, work, isolation);
 }
 
-async function transaction<T>(ds: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+async function transaction<T>(ds: DataSource, work: (manager: EntityManager) => Promise<T>, isolation?: IsolationLevel): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const runner = ds.createQueryRunner();
     try {
       await runner.connect();
-      await runner.startTransaction();
+      await runner.startTransaction(isolation);
       const result = await work(runner.manager);
       await runner.commitTransaction();
       return result;

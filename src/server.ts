@@ -174,6 +174,8 @@ export function buildApp(deps: AppDeps) {
     requestComp: (authorization) => comps.request(authorization),
     policy,
     jobPriority: (payer) => jobPriorityOf(ds.manager, payer, new Date()),
+    // The worker is built below; it exists before the first call reaches the gate.
+    nudgeWorkers: () => worker.nudge(),
   });
   const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });
   const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency, retentionMs: config.jobResultRetentionMs, manifest: (sku) => policy.manifest(sku, undefined) });

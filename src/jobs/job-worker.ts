@@ -43,8 +43,11 @@ export class JobWorker {
 
   private purgeTimer: NodeJS.Timeout | undefined;
 
+  private started = false;
+
   start(): void {
     if (this.d.concurrency <= 0) return;
+    this.started = true;
     this.tick();
     const retentionMs = this.d.retentionMs;
     if (retentionMs) {
@@ -60,7 +63,7 @@ export class JobWorker {
 
   /** Wakes the worker now (after a job became claimable in this process). */
   nudge(): void {
-    if (!this.stopped && this.d.concurrency > 0) {
+    if (this.started && !this.stopped) {
       clearTimeout(this.timer);
       this.tick();
     }

@@ -74,6 +74,8 @@ export interface PaymentGateDeps {
   requestComp: (authorization: string) => Promise<CompDecision>;
   /** The policy gates (content trap, jurisdiction, circuit breakers, payer rate limit) and the manifest. */
   policy: PolicyGates;
+  /** Wakes this process's job workers when a paid or comped job became claimable (every front, not only REST). */
+  nudgeWorkers?: () => void;
   /** The claim priority of an async job paid by this wallet (the Operator tier's priority queue); 0 when unset. */
   jobPriority?: (payer: string) => Promise<number>;
 }
@@ -222,6 +224,7 @@ export class PaymentGate {
     }
     const jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: compId, payer: wallet, inputJson: JSON.stringify(input), manifestJson: JSON.stringify(manifest) });
     await this.d.jobs.move(jobId, ["queued"], "pending");
+    this.d.nudgeWorkers?.();
     return create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: false, reason });
   }
 
@@ -338,6 +341,12 @@ export class PaymentGate {
    * reconciliation) waits on the row and then returns the stored result.
    */
   async finalize(paymentId: string, txHash: string): Promise<CallServiceResponse> {
+    const final = await this.finalizeInTransaction(paymentId, txHash);
+    if (final.jobId) this.d.nudgeWorkers?.();
+    return final;
+  }
+
+  private finalizeInTransaction(paymentId: string, txHash: string): Promise<CallServiceResponse> {
     const net = this.d.challengeContext.network;
     return runInTransaction(this.d.ds, async (m) => {
       const won = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash }, m);

@@ -1,7 +1,5 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
@@ -10,8 +8,8 @@ import { X402PaymentEntity } from "../../../src/x402/payment.entity.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
 import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { anchoredProof, runSvcVerify } from "../../fixtures/audit-e2e.js";
 
-const exec = promisify(execFile);
 type Json = Record<string, any>;
 const json = { "content-type": "application/json" };
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex");
@@ -34,24 +32,8 @@ describe("attestation.single-use-seal: signed, on the proof rail, verified once 
     const res = await fetch(`${srv.url}/v1/seals/${encodeURIComponent(sealId)}/verify`, { method: "POST", headers: json, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as Json };
   };
-  const anchored = async (proofId: string) => {
-    for (let i = 0; i < 150; i++) {
-      const proof = ((await (await fetch(`${srv.url}/v1/proofs/${proofId}`)).json()) as Json).proof;
-      if (proof.inclusion) return proof as Json;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${proofId} was not anchored`);
-  };
-  const svcVerify = async (target: string) => {
-    const { DATABASE_URL: _d, CHAIN_RPC_URL: _c, ...env } = process.env;
-    try {
-      const { stdout } = await exec("node_modules/.bin/tsx", ["src/main.ts", "verify", target], { env: { ...env, SVC_URL: srv.url, LOG_LEVEL: "silent" } });
-      return { code: 0, out: stdout };
-    } catch (err) {
-      const e = err as { code: number; stdout: string };
-      return { code: e.code, out: e.stdout };
-    }
-  };
+  const anchored = (proofId: string) => anchoredProof(srv, proofId);
+  const svcVerify = (target: string) => runSvcVerify(srv, target);
 
   it("seals content for the list price: stored, signed, recorded as kind 30110 and verified by svc verify", async () => {
     const before = await usdcBalance(srv, buyer.address);

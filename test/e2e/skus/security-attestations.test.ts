@@ -1,10 +1,8 @@
 import { expect } from "chai";
 import { createHash } from "node:crypto";
-import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { SimpleMerkleTree } from "@openzeppelin/merkle-tree";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
@@ -15,8 +13,8 @@ import { startTestServer, type TestServer } from "../../fixtures/test-server.js"
 import { registerAgent } from "../../fixtures/agents.js";
 import { newBuyer, usdcBalance, type Buyer } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
+import { anchoredProof, runSvcVerify } from "../../fixtures/audit-e2e.js";
 
-const exec = promisify(execFile);
 type Json = Record<string, any>;
 const json = { "content-type": "application/json" };
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex");
@@ -40,25 +38,8 @@ describe("security.audit-attestation and security.process-attestation: signed st
     const res = await wrapFetchWithPayment(fetch, new x402Client().register("eip155:*", new ExactEvmScheme(buyer.account)))(`${srv.url}/v1/services/${sku}`, { method: "POST", headers: json, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as Json };
   };
-  /** The served proof, once it is anchored. */
-  const anchored = async (proofId: string) => {
-    for (let i = 0; i < 150; i++) {
-      const proof = ((await (await fetch(`${srv.url}/v1/proofs/${proofId}`)).json()) as Json).proof;
-      if (proof.inclusion) return proof as Json;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${proofId} was not anchored`);
-  };
-  const verify = async (target: string) => {
-    const { DATABASE_URL: _d, CHAIN_RPC_URL: _c, ...env } = process.env;
-    try {
-      const { stdout } = await exec("node_modules/.bin/tsx", ["src/main.ts", "verify", target], { env: { ...env, SVC_URL: srv.url, LOG_LEVEL: "silent" } });
-      return { code: 0, out: stdout };
-    } catch (err) {
-      const e = err as { code: number; stdout: string };
-      return { code: e.code, out: e.stdout };
-    }
-  };
+  const anchored = (proofId: string) => anchoredProof(srv, proofId);
+  const verify = (target: string) => runSvcVerify(srv, target);
   const expectVerified = async (proofId: string) => {
     const r = await verify(proofId);
     expect(r.code, r.out).to.equal(0);

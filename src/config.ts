@@ -4,9 +4,13 @@ import { NETWORKS, type NetworkInfo } from "./chain/networks.js";
 import { usdToAtomic } from "./platform/money.js";
 import { LLM_MODELS_PATTERN, llmSettings, type LlmSettings } from "./llm/llm-config.js";
 import { isMintList, parseMintList } from "./ecash/mint-allowlist.js";
+import { resolveSecretFiles, SecretFileError, withPassword } from "./platform/secrets.js";
+import { parseCorsOrigins } from "./platform/http/cors.js";
 
 /** The ERC-8004 Identity Registry's testnet address (mainnet: 0x8004A169FB4a3325136EB29fA0ceB6D2e539a432). */
 export const ERC8004_TESTNET_IDENTITY_REGISTRY = "0x8004A818BFB912233c491871b3d84c89A494BD9e";
+/** Where the embedded dev chain places the SettlementBatcher contract. */
+export const DEV_SETTLEMENT_BATCHER = "0xba7c000000000000000000000000000000000402";
 
 const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const HEX_KEY = /^0x[0-9a-fA-F]{64}$/;
@@ -25,6 +29,11 @@ const EnvSchema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default("./data"),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  DATABASE_PASSWORD: z.string().min(1).optional(),
+  CORS_ORIGINS: z.string().default("").refine((v) => parseCorsOrigins(v) !== undefined, "must be * or comma-separated origins like https://app.example.com"),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(20_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   CATALOG_FILE: z.string().min(1).default("config/catalog.yaml"),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
@@ -32,6 +41,7 @@ const EnvSchema = z.object({
   CHAIN_RPC_URL: z.url().optional(),
   CHAIN_NETWORK: z.enum(["base", "base-sepolia"]).optional(),
   DEV_CHAIN_PERSIST: z.enum(["true", "false"]).default("true"),
+  DEV_CHAIN_JOIN_URL: z.url().optional(),
   TREASURY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   TREASURY_PRIVATE_KEY: z.string().regex(HEX_KEY, "must be a 0x-prefixed 32-byte hex key").optional(),
   FACILITATOR_PRIVATE_KEY: z.string().regex(HEX_KEY, "must be a 0x-prefixed 32-byte hex key").optional(),
@@ -42,6 +52,9 @@ const EnvSchema = z.object({
   PAYMENT_TIMEOUT_SECONDS: z.coerce.number().int().min(10).max(3600).default(300),
   SETTLE_RESEND_AFTER_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   SETTLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(90_000),
+  SETTLE_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(20),
+  SETTLE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(50), // 100 items: ~24M gas limit, under a 30M block
+  SETTLEMENT_BATCHER_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   PROOF_HMAC_KEY: z.string().min(16).optional(),
   WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),
   STARTER_CREDIT_USD: z.string().regex(/^\d{1,6}(\.\d{1,6})?$/, "must be a USD amount").default("1.00"),
@@ -77,6 +90,8 @@ const EnvSchema = z.object({
   INTERNAL_WALLETS: z.string().default(""),
   IDENTITY_REGISTRY_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   OPERATOR_API_KEY: z.string().min(16).optional(),
+  METRICS_TOKEN: z.string().min(16).optional(),
+  OTEL_TRACING: z.enum(["0", "1", "true", "false"]).default("0"),
   REQUEST_TTL_HOURS: z.coerce.number().min(0.0001).max(24 * 90).default(72),
   STARTER_CREDIT_CASHOUT: z.enum(["true", "false"]).optional(),
   PROOF_SIGNING_KEY_FILE: z.string().min(1).optional(),
@@ -118,6 +133,8 @@ export interface Config {
   chainRpcUrl: string | undefined;
   /** Dev chain: keep anvil's state in DATA_DIR across restarts. */
   devChainStateFile: string | undefined;
+  /** Dev chain: join the one another process (the first server) runs at this RPC URL instead of starting one. */
+  devChainJoinUrl: string | undefined;
   treasuryAddress: `0x${string}` | undefined;
   treasuryPrivateKey: `0x${string}` | undefined;
   facilitatorPrivateKey: `0x${string}` | undefined;
@@ -132,6 +149,11 @@ export interface Config {
   paymentTimeoutSeconds: number;
   settleResendAfterMs: number;
   settleTimeoutMs: number;
+  /** Built-in facilitator: settlements arriving within this window share one batcher transaction (0 = one tx each). */
+  settleBatchWindowMs: number;
+  settleBatchMax: number;
+  /** SettlementBatcher contract; the dev chain places one at DEV_SETTLEMENT_BATCHER; no batching on a real chain when unset. */
+  settlementBatcherAddress: `0x${string}` | undefined;
   proofHmacKey: string;
   /** True when PROOF_HMAC_KEY is the built-in development key. */
   proofHmacKeyIsDev: boolean;
@@ -172,6 +194,10 @@ export interface Config {
   identityRegistryAddress: `0x${string}`;
   /** Bearer key of the operator routes (payouts); closed when unset. */
   operatorApiKey: string | undefined;
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`; open otherwise. */
+  metricsToken: string | undefined;
+  /** OTEL_TRACING=1: register an OTLP/HTTP tracer provider (OTEL_EXPORTER_OTLP_* configure it). */
+  otelTracing: boolean;
   /** How long an open marketplace request lives. */
   requestTtlSeconds: number;
   /**
@@ -192,11 +218,30 @@ export interface Config {
    * timeout of each mint request, and the key sealing the secrets of held proofs (a development key when unset).
    */
   cashu: { mints: string[]; timeoutMs: number; proofKey: string; proofKeyIsDev: boolean };
+  /** Origins (or `*`) allowed cross-origin calls beyond the public reads, which allow any origin. */
+  corsOrigins: string[];
+  /** Slow-client limits of the one port: all headers within, whole request within, idle keep-alive. */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
 }
 
 export class ConfigError extends Error {}
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+function secretUrl(url: string, password: string): string {
+  try {
+    return withPassword(url, password);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
+  let env: NodeJS.ProcessEnv;
+  try {
+    env = resolveSecretFiles(rawEnv); // NAME_FILE -> NAME for secret settings
+  } catch (err) {
+    if (err instanceof SecretFileError) throw new ConfigError(err.message);
+    throw err;
+  }
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
@@ -214,7 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const database: DatabaseConfig = e.DATABASE_URL
     ? {
         kind: e.DATABASE_URL.startsWith("mariadb:") ? "mariadb" : "mysql",
-        url: e.DATABASE_URL,
+        url: e.DATABASE_PASSWORD ? secretUrl(e.DATABASE_URL, e.DATABASE_PASSWORD) : e.DATABASE_URL,
         poolSize: e.DB_POOL_SIZE,
       }
     : { kind: "sqlite", file: path.resolve(e.DATA_DIR, "svc.sqlite") };
@@ -231,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     devChain: !e.CHAIN_RPC_URL,
     chainRpcUrl: e.CHAIN_RPC_URL,
     devChainStateFile: !e.CHAIN_RPC_URL && e.DEV_CHAIN_PERSIST === "true" ? path.resolve(e.DATA_DIR, "devchain-state.json") : undefined,
+    devChainJoinUrl: e.CHAIN_RPC_URL ? undefined : e.DEV_CHAIN_JOIN_URL,
     treasuryAddress: e.TREASURY_ADDRESS as `0x${string}` | undefined,
     treasuryPrivateKey: e.TREASURY_PRIVATE_KEY as `0x${string}` | undefined,
     facilitatorPrivateKey: e.FACILITATOR_PRIVATE_KEY as `0x${string}` | undefined,
@@ -241,6 +287,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     paymentTimeoutSeconds: e.PAYMENT_TIMEOUT_SECONDS,
     settleResendAfterMs: e.SETTLE_RESEND_AFTER_MS,
     settleTimeoutMs: e.SETTLE_TIMEOUT_MS,
+    settleBatchWindowMs: e.SETTLE_BATCH_WINDOW_MS,
+    settleBatchMax: e.SETTLE_BATCH_MAX,
+    settlementBatcherAddress: (e.SETTLEMENT_BATCHER_ADDRESS ?? (e.CHAIN_RPC_URL ? undefined : DEV_SETTLEMENT_BATCHER)) as `0x${string}` | undefined,
     proofHmacKey: e.PROOF_HMAC_KEY ?? DEV_PROOF_HMAC_KEY,
     proofHmacKeyIsDev: !e.PROOF_HMAC_KEY,
     workerConcurrency: e.WORKER_CONCURRENCY,
@@ -263,6 +312,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     internalWallets: e.INTERNAL_WALLETS.split(",").map((h) => h.trim()).filter(Boolean),
     identityRegistryAddress: (e.IDENTITY_REGISTRY_ADDRESS ?? ERC8004_TESTNET_IDENTITY_REGISTRY) as `0x${string}`,
     operatorApiKey: e.OPERATOR_API_KEY,
+    metricsToken: e.METRICS_TOKEN,
+    otelTracing: e.OTEL_TRACING === "1" || e.OTEL_TRACING === "true",
     requestTtlSeconds: Math.round(e.REQUEST_TTL_HOURS * 3600),
     starterCreditCashout: e.STARTER_CREDIT_CASHOUT ? e.STARTER_CREDIT_CASHOUT === "true" : !e.CHAIN_RPC_URL,
     proofSigningKeyFile: path.resolve(e.PROOF_SIGNING_KEY_FILE ?? path.join(e.DATA_DIR, "proof-ed25519.pem")),
@@ -271,5 +322,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anchorPollMs: e.ANCHOR_POLL_MS,
     llm: llmSettings(e),
     cashu: { mints: parseMintList(e.CASHU_MINTS), timeoutMs: e.CASHU_MINT_TIMEOUT_MS, proofKey: e.CASHU_PROOF_KEY ?? "svc-development-ecash-key-not-secret", proofKeyIsDev: !e.CASHU_PROOF_KEY },
+    corsOrigins: parseCorsOrigins(e.CORS_ORIGINS)!,
+    http: { headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: Math.max(e.HTTP_REQUEST_TIMEOUT_MS, e.HTTP_HEADERS_TIMEOUT_MS), keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS },
   };
 }

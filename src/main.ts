@@ -1,6 +1,7 @@
 import fs, { readFileSync } from "node:fs";
 import { loadConfig, ConfigError, type Config } from "./config.js";
 import { createLogger } from "./platform/log.js";
+import { configuredSecrets } from "./platform/secrets.js";
 import { openDataSource, runMigrations, schemaDrift } from "./platform/db/data-source.js";
 import { loadCatalog, CatalogConfigError } from "./catalog/catalog-config.js";
 import { buildApp } from "./server.js";
@@ -35,15 +36,17 @@ const USAGE = `usage: svc <command>
 Settings come from the environment; see README.md.`;
 
 async function serve(config: Config): Promise<void> {
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, configuredSecrets(config));
+  log.debug({ config }, "effective settings (secrets redacted)");
+  const tracing = config.otelTracing ? (await import("./platform/tracing/tracing-setup.js")).startTracing({ enabled: true }) : undefined;
   const skus = loadCatalog(config.catalogFile);
   const ds = await openDataSource(config.database);
   const applied = await runMigrations(ds);
   if (applied.length) log.info({ applied }, "migrations applied");
-  const chain = await startChain(config, log);
+  const chain = await startChain(config, log, config.devChainJoinUrl);
   const app = buildApp({ config, log, ds, skus, version: VERSION, chain });
   await app.start();
-  const server = await listenOnePort(app.handler, config.port, config.host);
+  const server = await listenOnePort(app.handler, config.port, config.host, config.http);
   log.info(
     { url: server.url, database: config.database.kind, network: config.network.caip2, devChain: chain.dev ? chain.rpcUrl : false, payTo: chain.treasury },
     "svc listening (HTTP/1.1 + h2c: REST, Connect, gRPC, gRPC-Web)",
@@ -58,6 +61,7 @@ async function serve(config: Config): Promise<void> {
     await app.stop();
     await chain.close();
     await ds.destroy();
+    await tracing?.shutdown();
     log.info("stopped");
     process.exit(0);
   };
@@ -67,7 +71,8 @@ async function serve(config: Config): Promise<void> {
 
 /** A worker process: claims async jobs from the shared queue (FOR UPDATE SKIP LOCKED on MySQL) and runs them. */
 async function worker(config: Config): Promise<void> {
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, configuredSecrets(config));
+  const tracing = config.otelTracing ? (await import("./platform/tracing/tracing-setup.js")).startTracing({ enabled: true }) : undefined;
   const skus = loadCatalog(config.catalogFile);
   const ds = await openDataSource(config.database);
   const drift = await schemaDrift(ds);
@@ -76,7 +81,9 @@ async function worker(config: Config): Promise<void> {
     throw new Error("the database schema is not current: run `svc migrate` (or start a server) before starting workers");
   }
   const base = (process.env.SVC_URL ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, "");
-  const devRpc = config.devChain ? ((await (await fetch(`${base}/v1/health`)).json()) as { chain?: { rpc_url?: string } }).chain?.rpc_url : undefined;
+  const devRpc = !config.devChain
+    ? undefined
+    : (config.devChainJoinUrl ?? ((await (await fetch(`${base}/v1/health`)).json()) as { chain?: { rpc_url?: string } }).chain?.rpc_url);
   if (config.devChain && !devRpc) throw new Error(`the server at ${base} does not report a dev chain to join; set SVC_URL or CHAIN_RPC_URL`);
   const chain = await startChain(config, log, devRpc);
   const app = buildApp({ config: { ...config, workerConcurrency: Math.max(1, config.workerConcurrency) }, log, ds, skus, version: VERSION, chain });
@@ -90,6 +97,7 @@ async function worker(config: Config): Promise<void> {
     await app.stop();
     await chain.close();
     await ds.destroy();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
@@ -166,7 +174,7 @@ async function verify(config: Config, target: string | undefined): Promise<numbe
   const getJson = async (path: string) => (await (await fetch(`${base}${path}`)).json()) as Record<string, any>;
   const proof = fs.existsSync(target)
     ? JSON.parse(fs.readFileSync(target, "utf8")).proof ?? JSON.parse(fs.readFileSync(target, "utf8"))
-    : (await getJson(/^0x[0-9a-fA-F]{64}$/.test(target) ? `/v1/proofs/settlement/${target}` : `/v1/proofs/${encodeURIComponent(target)}`)).proof;
+    : (await getJson(/^0x[0-9a-fA-F]{64}(:\d+)?$/.test(target) ? `/v1/proofs/settlement/${target}` : `/v1/proofs/${encodeURIComponent(target)}`)).proof;
   if (!proof) throw new Error(`no proof found for ${target}`);
   const keys = process.env.PROOF_PUBLIC_KEY ? { ed25519_public_keys: [process.env.PROOF_PUBLIC_KEY], anchor_address: process.env.PROOF_ANCHOR_ADDRESS } : await getJson("/v1/proofs/keys");
   const rpc = config.chainRpcUrl ?? (await getJson("/v1/health")).chain?.rpc_url;

@@ -15,13 +15,25 @@ import type { Config } from "./config.js";
 import type { Logger } from "./platform/log.js";
 import { databaseReadiness } from "./platform/db/readiness.js";
 import { chainReadiness } from "./chain/chain-readiness.js";
-import { kitVersionInterceptor, loggingInterceptor, requestIdInterceptor } from "./platform/rpc/interceptors.js";
+import { kitVersionInterceptor, loggingInterceptor, requestIdInterceptor, rpcMetricsInterceptor } from "./platform/rpc/interceptors.js";
+import { AppMetrics } from "./platform/metrics/app-metrics.js";
+import { registerStateGauges } from "./platform/metrics/state-gauges.js";
+import { observedHttp } from "./platform/metrics/observed-http.js";
+import { routeLabeler } from "./platform/metrics/route-label.js";
+import { observedFacilitator } from "./x402/observed-facilitator.js";
+import { facilitatorReadiness } from "./x402/facilitator-readiness.js";
+import { createConnectRouter } from "@connectrpc/connect";
+import { databaseErrorsInterceptor } from "./platform/rpc/database-errors-interceptor.js";
 import type { SkuDefinition } from "./catalog/catalog-config.js";
 import { CatalogServiceImpl } from "./catalog/catalog.service.js";
 import { RulesServiceImpl } from "./rules/rules.service.js";
 import type { RuleSection } from "./rules/rules-document.js";
 import { createRestShim } from "./rest/rest-shim.js";
+import { createDirectTransport } from "./rest/direct-transport.js";
 import { agentFronts, withFronts } from "./fronts/agent-fronts.js";
+import { withCors } from "./platform/http/cors.js";
+import { withBodyLimit } from "./platform/http/body-limit.js";
+import { withSecurityHeaders } from "./platform/http/security-headers.js";
 import { jobPriorityOf } from "./markets/job-priority.js";
 import { RouteTable } from "./rest/route-table.js";
 import { restRoutes } from "./rest/routes.js";
@@ -31,7 +43,7 @@ import { create } from "@bufbuild/protobuf";
 import { openApiDocument } from "./openapi/openapi-document.js";
 import { agentCard } from "./a2a/agent-card.js";
 import type { ChainRuntime } from "./chain/chain-runtime.js";
-import { TransactionSender } from "./chain/tx-sender.js";
+import { chainIdentity, TransactionSender } from "./chain/tx-sender.js";
 import { FEE_SCHEDULE } from "./fees/fee-schedule.js";
 import { JobQueue } from "./jobs/job-queue.js";
 import { JobWorker } from "./jobs/job-worker.js";
@@ -48,9 +60,10 @@ import os from "node:os";
 import { skuHandlers, type OutboundEngines } from "./skus/sku-handlers.js";
 import { OpenAiCompatibleEngine } from "./llm/openai-compatible-engine.js";
 import { LlmUsageLedger } from "./llm/llm-usage-ledger.js";
-import { CircuitBreakers } from "./policy/circuit-breakers.js";
+import { SharedCircuitBreakers } from "./policy/shared-circuit-breakers.js";
+import { SharedNonceCounter } from "./platform/db/shared-nonces.js";
 import { skuSchemas } from "./skus/sku-schemas.js";
-import { PayerRateLimiter } from "./policy/payer-rate-limit.js";
+import { SharedPayerRateLimiter } from "./policy/shared-rate-limit.js";
 import { PolicyGates } from "./policy/policy-gates.js";
 import { VenueClient } from "./market-data/venues.js";
 import { AlertScheduler } from "./alerts/alert-scheduler.js";
@@ -76,6 +89,7 @@ import { BuiltInFacilitator, type SignerRecovery } from "./x402/builtin-facilita
 import type { Facilitator } from "./x402/facilitator.js";
 import { HttpFacilitator } from "./x402/http-facilitator.js";
 import { PaymentGate } from "./x402/payment-gate.js";
+import { withChallengeFastPath } from "./x402/challenge-fast-path.js";
 import { PaymentStore } from "./x402/payment-store.js";
 import { Reconciler } from "./x402/reconcile.js";
 import { Refunder } from "./x402/refunds.js";
@@ -98,6 +112,8 @@ export interface AppDeps {
   /** SKU engines; the deployment's real ones when unset (tests inject failing engines here). */
   handlers?: ReadonlyMap<string, SkuHandler<any>>;
   startedAt?: number;
+  /** false: unpaid calls take the normal path to their 402 (tests compare the two); default on. */
+  challengeFastPath?: boolean;
 }
 
 /** Discovery RPCs stay open to clients with an outdated kit, so they can learn where to refresh. */
@@ -106,19 +122,29 @@ const KIT_EXEMPT_METHODS = new Set([`${RegistryService.typeName}/GetAgentInstruc
 
 export function buildApp(deps: AppDeps) {
   const { config, log, ds, chain } = deps;
+  // This app's Prometheus registry (GET /metrics); scrape-time gauges read the database.
+  const metrics = new AppMetrics();
+  registerStateGauges(metrics, ds, config.breaker.cooldownMs, log);
   const proofKey = { hmacKey: config.proofHmacKey, isDevelopmentKey: config.proofHmacKeyIsDev, signer: ProofSigner.fromFile(config.proofSigningKeyFile) };
   const feeBps = FEE_SCHEDULE.serviceRateBps; // catalog SKUs are sold by internal identities: never discounted
   const senderOptions = { resendAfterMs: config.settleResendAfterMs, timeoutMs: config.settleTimeoutMs, pollMs: chain.dev ? 25 : 1_000, log };
-  // One sender per key: two senders of one key would hand out the same nonces.
+  // One sender per key per process; its nonces come from a counter in the database shared by every process
+  // using the key (a counter idle for longer than a send can take is re-read from the chain).
   const senders = new Map<string, TransactionSender>();
   const sender = (account: ChainRuntime["facilitatorAccount"]) => {
     if (!account) return undefined;
-    if (!senders.has(account.address)) senders.set(account.address, new TransactionSender(chain.publicClient, account, chain.chain, senderOptions));
+    if (!senders.has(account.address)) {
+      const nonces = new SharedNonceCounter(ds, () => chainIdentity(chain.publicClient, chain.chain.id), account.address, config.settleTimeoutMs + config.settleResendAfterMs);
+      senders.set(account.address, new TransactionSender(chain.publicClient, account, chain.chain, { ...senderOptions, nonces }));
+    }
     return senders.get(account.address);
   };
   const facilitator: Facilitator | undefined = config.facilitatorUrl
     ? new HttpFacilitator(config.facilitatorUrl, config.facilitatorTimeoutMs, config.facilitatorAuthToken)
-    : chain.facilitatorAccount && new BuiltInFacilitator(chain.network, chain.publicClient, sender(chain.facilitatorAccount)!, undefined, deps.signatureRecovery);
+    : chain.facilitatorAccount &&
+      new BuiltInFacilitator(chain.network, chain.publicClient, sender(chain.facilitatorAccount)!, undefined, deps.signatureRecovery,
+        // Batched settlement needs the batcher contract (always on the dev chain; a setting on a real chain).
+        config.settlementBatcherAddress && { batcher: config.settlementBatcherAddress, windowMs: config.settleBatchWindowMs, max: config.settleBatchMax }, log);
   if (!facilitator) throw new Error("no facilitator: set FACILITATOR_URL or FACILITATOR_PRIVATE_KEY");
   const store = new PaymentStore(ds);
   const jobs = new JobQueue(ds);
@@ -132,8 +158,9 @@ export function buildApp(deps: AppDeps) {
   );
   const comps = new CompService(ds, agents, chain, internalWallets);
   const safeFetch = { allow: config.safeFetchAllow, allowHttp: chain.dev };
-  // Engines' outbound requests also pass the per-upstream circuit breakers (webhooks keep their own backoff).
-  const breakers = new CircuitBreakers(config.breaker);
+  // Engines' outbound requests also pass the per-upstream circuit breakers (webhooks keep their own backoff),
+  // shared by every process through the database; reads may lag another process's change by up to 250 ms.
+  const breakers = new SharedCircuitBreakers(ds, { ...config.breaker, readCacheMs: 250 });
   const enginePolicy = { ...safeFetch, breakers };
   const outbound: OutboundEngines = {
     config,
@@ -151,14 +178,17 @@ export function buildApp(deps: AppDeps) {
   // oracle.alert-generator's alerts are evaluated on a schedule by every server (each alert once per interval).
   const alertScheduler = new AlertScheduler({ ds, venues: outbound.venues, intervalMs: config.alerts.evalIntervalMs, log });
   const skuMap = new Map(deps.skus.map((s) => [s.skuId, s]));
-  const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps);
-  const policy = new PolicyGates(breakers, new PayerRateLimiter(config.payerRateLimit));
+  // A refund, payout or anchor is sent by one server at a time under a lease on its row that covers a whole send.
+  const sendLeaseMs = config.settleTimeoutMs + config.settleResendAfterMs + 30_000;
+  const refunder = new Refunder(ds, store, jobs, chain, sender(chain.treasuryAccount), feeBps, sendLeaseMs);
+  const policy = new PolicyGates(breakers, new SharedPayerRateLimiter(ds, config.payerRateLimit));
   // The markets API's USD-priced calls are internal SKUs of the one gate (never in the catalog).
   const marketsGrant = new MarketsGrant();
   const gate: PaymentGate = new PaymentGate({
     ds,
     store,
-    facilitator,
+    facilitator: observedFacilitator(facilitator, metrics),
+    outcomes: (outcome, reason) => metrics.payment(outcome, reason),
     jobs,
     skus: new Map([...skuMap, ...MARKETS_SKU_DEFINITIONS.map((s) => [s.skuId, s] as const)]),
     handlers: new Map([...handlers, ...marketsSkuHandlers(marketsGrant)]),
@@ -177,13 +207,13 @@ export function buildApp(deps: AppDeps) {
     // The worker is built below; it exists before the first call reaches the gate.
     nudgeWorkers: () => worker.nudge(),
   });
-  const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx) => gate.finalize(id, tx), log });
-  const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency, retentionMs: config.jobResultRetentionMs, manifest: (sku) => policy.manifest(sku, undefined) });
+  const reconciler = new Reconciler({ store, jobs, chain, finalize: (id, tx, index) => gate.finalize(id, tx, index), retryEffects: () => gate.retryEffects(), log });
+  const worker = new JobWorker({ ds, jobs, store, refunder, skus: skuMap, handlers, proofKey, log, concurrency: config.workerConcurrency, retentionMs: config.jobResultRetentionMs, manifest: (sku) => policy.manifest(sku, undefined), onRefunded: () => metrics.payment("refunded") });
   const payment = new PaymentServiceImpl({ gate, jobs, store, chain, faucetSender: sender(chain.faucetAccount), publicBaseUrl: config.publicBaseUrl, onJobAccepted: () => worker.nudge() });
   const facilitatorApi = new FacilitatorServiceImpl(facilitator, chain.treasury, config.facilitatorApiKey);
   // Anchors are sent by the facilitator key (it holds gas), or the treasury's when the facilitator is remote.
   const anchorSender = sender(chain.facilitatorAccount) ?? sender(chain.treasuryAccount);
-  const anchorer = anchorSender && new ProofAnchorer(ds, chain, anchorSender, proofKey, log, { batchSize: config.anchorBatchSize, maxWaitMs: config.anchorMaxWaitMs });
+  const anchorer = anchorSender && new ProofAnchorer(ds, chain, anchorSender, proofKey, log, { batchSize: config.anchorBatchSize, maxWaitMs: config.anchorMaxWaitMs, leaseMs: sendLeaseMs });
   const proofs = new ProofServiceImpl(ds, proofKey, anchorer && { address: anchorer.address, network: chain.network.caip2 });
   const box = new SecretBox(config.webhookSecretKey);
   const registry = new RegistryServiceImpl({
@@ -199,7 +229,7 @@ export function buildApp(deps: AppDeps) {
   });
   const reputation = new ReputationServiceImpl(agents, reputationEngine);
   const witness = new WitnessServiceImpl(ds, agents, proofKey, reputationEngine);
-  const releaser = new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log, config.starterCreditCashout, (agentId) => reputationEngine.refresh(agentId));
+  const releaser = new PayoutReleaser(ds, chain, sender(chain.treasuryAccount), proofKey, log, config.starterCreditCashout, (agentId) => reputationEngine.refresh(agentId), sendLeaseMs);
   const marketplace = new MarketplaceServiceImpl({
     ds,
     agents,
@@ -233,7 +263,7 @@ export function buildApp(deps: AppDeps) {
     isAvailable: (skuId) => handlers.has(skuId) && (skuMap.get(skuId)?.mode === "sync" || refunder.available),
     schemas,
     rules: () => rules.getRules(),
-    readiness: async () => [await databaseReadiness(ds), await chainReadiness(chain)],
+    readiness: () => Promise.all([databaseReadiness(ds), chainReadiness(chain), facilitatorReadiness(facilitator, chain)]),
     chainInfo: () => create(ChainInfoSchema, { network: chain.network.caip2, asset: chain.network.usdcAddress, payTo: chain.treasury, rpcUrl: chain.dev ? chain.rpcUrl : "", devChain: chain.dev }),
     databaseDialect: config.database.kind,
     version: deps.version,
@@ -254,8 +284,10 @@ export function buildApp(deps: AppDeps) {
   };
   const interceptors: Interceptor[] = [
     requestIdInterceptor(),
+    rpcMetricsInterceptor(metrics),
     loggingInterceptor(log),
     kitVersionInterceptor(KIT_EXEMPT_SERVICES, KIT_EXEMPT_METHODS),
+    databaseErrorsInterceptor(),
   ];
   const transport = createRouterTransport(routes, { router: { interceptors, readMaxBytes: config.maxBodyBytes } });
 
@@ -277,19 +309,41 @@ export function buildApp(deps: AppDeps) {
       },
     }),
   );
-  const restShim = createRestShim({ table, transport, maxBodyBytes: config.maxBodyBytes, log, publicBaseUrl: config.publicBaseUrl });
+  const restShim = createRestShim({ table, transport: createDirectTransport(routes, interceptors, transport), maxBodyBytes: config.maxBodyBytes, log, publicBaseUrl: config.publicBaseUrl });
 
   const fronts = agentFronts({ config, log, ds, gate, jobs, catalog, skus: skuMap, handlers, routes, version: deps.version });
-  const handler = connectNodeAdapter({ routes, interceptors, readMaxBytes: config.maxBodyBytes, fallback: withFronts(fronts, restShim) });
+  const rpcRouter = createConnectRouter();
+  routes(rpcRouter);
+  const routeOf = routeLabeler({
+    restTemplate: (method, path) => {
+      const m = table.match(method, path);
+      return m.kind === "found" ? m.route.path : undefined;
+    },
+    rpcPaths: new Set(rpcRouter.handlers.map((h) => h.requestPath)),
+    frontPrefixes: fronts.map((f) => f.prefix),
+  });
+  // The edge: request id and context, HTTP metrics and server span, GET /metrics (METRICS_TOKEN protects it).
+  const connect = connectNodeAdapter({ routes, interceptors, readMaxBytes: config.maxBodyBytes, fallback: withFronts(fronts, restShim) });
+  // Unpaid calls of paid SKUs get their 402 without the RPC stack (same checks, bytes and metrics: challenge-fast-path.ts).
+  const fastPathStats = { answered: 0 };
+  const entry = deps.challengeFastPath === false ? connect : withChallengeFastPath(connect, { gate, table, restShim, maxBodyBytes: config.maxBodyBytes, publicBaseUrl: config.publicBaseUrl, metrics, log, stats: fastPathStats });
+  const handler = observedHttp(withSecurityHeaders(withCors(withBodyLimit(entry, config.maxBodyBytes), config.corsOrigins)), { metrics, routeOf, metricsToken: config.metricsToken });
   return {
     handler,
     transport,
+    metrics,
     table,
+    /** How many unpaid calls the challenge fast path answered. */
+    fastPathStats,
     /** Reconciles payments interrupted by a crash, then starts the in-process job workers. */
     async start() {
       const r = await reconciler.reconcileAll(config.settleTimeoutMs);
       if (r.finalized || r.failed) log.info(r, "payments reconciled at start");
+      await gate.retryEffects();
+      // Then keeps reconciling: settlements whose outcome was lost while a dependency was away.
+      reconciler.start(Math.min(Math.max(config.settleTimeoutMs / 2, 1_000), 30_000), config.settleTimeoutMs);
       await refunder.resume();
+      refunder.start(Math.min(Math.max(sendLeaseMs / 4, 1_000), 60_000));
       await releaser.resume();
       await markets.recoverOrphanedEcash();
       if (chain.dev) await fundDevTreasury(ds, chain, sender(chain.faucetAccount)!, log);
@@ -309,7 +363,7 @@ export function buildApp(deps: AppDeps) {
       clearInterval(expiry);
       reputationEngine.stop();
       await alertScheduler.stop();
-      await Promise.all([worker.stop(), webhooks.stop(), anchorer?.stop()]);
+      await Promise.all([worker.stop(), webhooks.stop(), anchorer?.stop(), reconciler.stop(), refunder.stop()]);
     },
   };
 }

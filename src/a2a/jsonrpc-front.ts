@@ -77,7 +77,7 @@ export function a2aJsonRpcFront(deps: FrontDeps): Front {
     try {
       body = await readBody(req, config.maxBodyBytes);
     } catch (err) {
-      if (err instanceof BodyTooLarge) return send(res, 413, rpcError(-32600, `request body exceeds ${config.maxBodyBytes} bytes`));
+      if (err instanceof BodyTooLarge) return send(res, 413, rpcError(-32600, `body_too_large: request body exceeds ${config.maxBodyBytes} bytes`));
       throw err;
     }
     let parsed: unknown;

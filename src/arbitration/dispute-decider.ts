@@ -16,6 +16,7 @@ import { AgentEntity } from "../registry/agent.entity.js";
 import { NOTE_ACCOUNTS } from "../registry/registry.service.js";
 import { trustEnvelopeProto } from "../x402/payment-gate.js";
 import { X402PaymentEntity } from "../x402/payment.entity.js";
+import { settlementRef } from "../chain/settlement-logs.js";
 import { DisputeEntity, VERDICTS, type DisputeVerdict } from "./dispute.entity.js";
 
 // The operator panel's verdict on a dispute, in one transaction: the verdict proof (kind 30129), the
@@ -56,7 +57,8 @@ export async function decideDispute(d: DecideDeps, disputeId: string, verdictTex
     const providerAgent = await m.findOneBy(AgentEntity, { agentId: job.providerAgentId });
     const proof = await recordProof(m, d.proofKey, {
       kind: PROOF_KIND.adjudicatedOutcome,
-      settlementRef: payment?.txHash ?? null,
+      // The disputed payment's own settlement record (`{tx}:{index}` when it was one item of a batch).
+      settlementRef: payment?.txHash ? settlementRef(payment.txHash, payment.batchIndex) : null,
       taskClass: "arbitration",
       ts: now,
       body: {

@@ -34,7 +34,8 @@ The live version check is \`GET ${kit.checkUrl}\` (its \`kit\` block). Rules ver
 4. Sign an EIP-3009 \`TransferWithAuthorization\` for exactly that amount of USDC on \`${network}\`.
 5. Retry the same POST with the \`PAYMENT-SIGNATURE\` header (v2) or \`X-PAYMENT\` (v1).
 6. The payment settles on-chain only after the deliverable exists; the response carries \`deliverable\`,
-   \`payment_proof.tx_hash\`, \`svc_trust\` and \`powered_by\`, and the receipt header \`PAYMENT-RESPONSE\`.
+   \`payment_proof.tx_hash\` (with \`payment_proof.batch_index\` when several payments settled in one batch
+   transaction), \`svc_trust\` and \`powered_by\`, and the receipt header \`PAYMENT-RESPONSE\`.
    Async SKUs return \`job_id\`: poll \`GET /v1/services/result/{job_id}\`.
 
 Check a deliverable: \`svc_trust.content_sha256\` is the SHA-256 hex of \`deliverable.content_markdown\` (UTF-8) when it

@@ -10,3 +10,4 @@ export const IDENTITY_REGISTRY = require("./artifacts/IdentityRegistry.json") as
 
 /** Standard Multicall3 address on every EVM chain. */
 export const MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11" as const;
+export const SETTLEMENT_BATCHER = require("./artifacts/SettlementBatcher.json") as Artifact & { abi: Abi };

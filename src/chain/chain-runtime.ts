@@ -4,7 +4,7 @@ import { base, baseSepolia } from "viem/chains";
 import type { Config } from "../config.js";
 import type { Logger } from "../platform/log.js";
 import { devAccounts } from "./dev-accounts.js";
-import { startDevChain, type DevChain } from "./dev-chain.js";
+import { ensureDevContracts, startDevChain, type DevChain } from "./dev-chain.js";
 import type { NetworkInfo } from "./networks.js";
 
 // What the payment code needs from the chain: a read client, the treasury, and the keys this
@@ -55,9 +55,11 @@ export async function startChain(config: Config, log: Logger, attachTo?: string)
   let faucetAccount: LocalAccount | undefined;
   if (config.devChain) {
     const dev = devAccounts();
-    if (attachTo) rpcUrl = attachTo;
-    else {
-      devChain = await startDevChain({ network: config.network, minter: dev.faucet.address, identityRegistry: config.identityRegistryAddress, stateFile: config.devChainStateFile, log });
+    if (attachTo) {
+      rpcUrl = attachTo;
+      await ensureDevContracts(rpcUrl, { network: config.network, minter: dev.faucet.address, identityRegistry: config.identityRegistryAddress, settlementBatcher: config.settlementBatcherAddress, log });
+    } else {
+      devChain = await startDevChain({ network: config.network, minter: dev.faucet.address, identityRegistry: config.identityRegistryAddress, settlementBatcher: config.settlementBatcherAddress, stateFile: config.devChainStateFile, log });
       rpcUrl = devChain.rpcUrl;
     }
     treasury = dev.treasury.address;

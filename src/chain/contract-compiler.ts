@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const CONTRACT_DIR = path.resolve(here, "../../contracts");
 export const ARTIFACT_DIR = path.resolve(here, "artifacts");
-export const CONTRACTS = ["DevUsdc", "Multicall3", "IdentityRegistry"] as const;
+export const CONTRACTS = ["DevUsdc", "Multicall3", "IdentityRegistry", "SettlementBatcher"] as const;
 
 export interface Artifact {
   contractName: string;

@@ -1,10 +1,14 @@
-import { BaseError, RpcRequestError, type Address, type Chain, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import { BaseError, keccak256, RpcRequestError, type Address, type Chain, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
 import type { Logger } from "../platform/log.js";
 
 // Sends transactions from one key under concurrency without nonce collisions or stalls:
-// - nonces are handed out in order by one in-process counter; a nonce whose transaction was never
-//   accepted by the node is handed back and reused first, so the sequence has no gap (one sender per
-//   key per process: two processes must not share a settlement key);
+// - nonces come from a counter shared through the database (`opts.nonces`, SharedNonceCounter) so any
+//   number of processes can send with one key, or, without it, from one in-process counter (then two
+//   processes must not share the key); a nonce whose transaction the node refused is handed back and
+//   reused first by this process, so the sequence has no gap;
+// - a transaction not mined in time whose nonce sits above the chain's pending count is held back by a
+//   gap (a nonce allocated by a process that died before sending it): the gap is filled with 0-value
+//   transfers to self, so the key never stalls;
 // - one watcher polls the receipts of every outstanding transaction in a single JSON-RPC batch;
 // - a transaction not mined within `resendAfterMs` is re-sent with the same nonce and fees raised
 //   by a quarter (a node may park it behind a stale fee), until `timeoutMs`.
@@ -13,13 +17,38 @@ export interface SendRequest {
   to: Address;
   data: Hex;
   gas: bigint;
+  /**
+   * Runs with each signed transaction's hash and nonce before it is broadcast, so a caller can store them
+   * first: a process killed between the node accepting a transfer and the caller storing its hash would
+   * otherwise leave a sent transfer nobody knows of. If it throws, that transaction is not broadcast.
+   */
+  beforeBroadcast?: (hash: Hex, nonce: number) => Promise<void>;
+}
+
+/** `beforeBroadcast` failed: nothing was broadcast. */
+class NotBroadcast extends Error {}
+
+/** A nonce counter shared by every process sending with one key (SharedNonceCounter). */
+export interface NonceCounter {
+  /** A nonce no other sender is handed, at least `pending` (the chain's pending transaction count). */
+  allocate(pending: number): Promise<number>;
+  /** Never hands out a nonce below `pending` again. */
+  raise(pending: number): Promise<void>;
 }
 
 export interface SenderOptions {
+  /** Shared nonce counter; unset: an in-process counter (one process per key). */
+  nonces?: NonceCounter;
   resendAfterMs: number;
   timeoutMs: number;
   pollMs: number;
   log: Logger;
+}
+
+/** `<chain id>:<genesis block hash>`: names one chain, so a fresh dev chain with the same id is another chain. */
+export async function chainIdentity(client: PublicClient, chainId: number): Promise<string> {
+  const genesis = await client.getBlock({ blockNumber: 0n });
+  return `${chainId}:${genesis.hash}`;
 }
 
 /** Sent, but not mined in time: the outcome is unknown (the transaction may still be mined). */
@@ -46,6 +75,7 @@ export class TransactionSender {
   private readonly waiting = new Map<Hex, Waiter[]>();
   private timer: NodeJS.Timeout | undefined;
   private feeCache: { at: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | undefined;
+  private pendingCache: { at: number; count: Promise<number> } | undefined;
 
   constructor(
     private readonly client: PublicClient,
@@ -79,11 +109,12 @@ export class TransactionSender {
         hash = await this.broadcast(req, nonce, fees, []);
       } catch (err) {
         const text = String((err as Error).message).toLowerCase();
-        if (text.includes("nonce too low") && attempt < 4) {
+        // Another transaction holds the nonce (mined, or pending: e.g. a gap fill raced this send).
+        if ((text.includes("nonce too low") || text.includes("replacement transaction underpriced")) && attempt < 4) {
           await this.skipAhead(); // someone else used it: never hand it out again
           continue;
         }
-        if (nodeRefused(err)) {
+        if (nodeRefused(err) || err instanceof NotBroadcast) {
           // The node answered and refused: nothing was broadcast. Reuse the nonce first.
           this.returned.push(nonce);
           this.returned.sort((a, b) => a - b);
@@ -119,6 +150,7 @@ export class TransactionSender {
       const receipt = await this.waitForAny(hashes, Math.min(this.opts.resendAfterMs, deadline - Date.now()));
       if (receipt) return receipt;
       if (Date.now() >= deadline) throw new SendTimeoutError(hashes);
+      await this.fillGapsBelow(nonce);
       this.opts.log.warn({ nonce, hashes }, "transaction not mined in time; re-sending with higher fees");
       fees = { maxFeePerGas: (fees.maxFeePerGas * 5n) / 4n + 1n, maxPriorityFeePerGas: (fees.maxPriorityFeePerGas * 5n) / 4n + 1n };
     }
@@ -134,6 +166,13 @@ export class TransactionSender {
       gas: req.gas,
       ...fees,
     });
+    if (req.beforeBroadcast) {
+      try {
+        await req.beforeBroadcast(keccak256(signed), nonce);
+      } catch (err) {
+        throw new NotBroadcast(`not broadcast: ${(err as Error).message}`, { cause: err });
+      }
+    }
     try {
       return await this.client.sendRawTransaction({ serializedTransaction: signed });
     } catch (err) {
@@ -146,7 +185,55 @@ export class TransactionSender {
     }
   }
 
+  /** The chain's pending transaction count of this key, read at most once a second (concurrent callers share a read). */
+  private pendingCount(fresh = false): Promise<number> {
+    const now = Date.now();
+    if (fresh || !this.pendingCache || now - this.pendingCache.at > 1_000) {
+      const count = this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });
+      this.pendingCache = { at: now, count };
+      count.catch(() => (this.pendingCache = undefined));
+    }
+    return this.pendingCache.count;
+  }
+
+  /**
+   * Nonces below `nonce` that the chain has not seen hold `nonce` back. After `resendAfterMs` any live
+   * sender has broadcast what it allocated, so such a nonce was allocated by a process that died (or
+   * handed back here): fill it with a 0-value transfer to self. A sender that still broadcasts it loses
+   * the race and retries with a fresh nonce.
+   */
+  private async fillGapsBelow(nonce: number): Promise<void> {
+    let pending: number;
+    try {
+      pending = await this.pendingCount(true);
+    } catch {
+      return;
+    }
+    if (pending >= nonce) return;
+    const fees = await this.fees().catch(() => undefined);
+    if (!fees) return;
+    for (let n = pending; n < nonce && n < pending + 64; n++) {
+      const i = this.returned.indexOf(n);
+      if (i >= 0) this.returned.splice(i, 1);
+      try {
+        await this.broadcast({ to: this.account.address, data: "0x", gas: 21_000n }, n, fees, []);
+        this.opts.log.warn({ nonce: n }, "filled a nonce gap (allocated, never sent) with a 0-value transfer to self");
+      } catch {
+        // Taken meanwhile by its own transaction, or refused: the next round looks again.
+      }
+    }
+  }
+
   private allocateNonce(): Promise<number> {
+    const shared = this.opts.nonces;
+    if (shared) {
+      if (this.returned.length) return Promise.resolve(this.returned.shift()!);
+      return this.pendingCount()
+        .then((pending) => shared.allocate(pending))
+        .catch((err) => {
+          throw new BroadcastError(`could not allocate a nonce: ${(err as Error).message}`);
+        });
+    }
     const next = this.nonceQueue.then(async () => {
       if (this.returned.length) return this.returned.shift()!;
       if (this.nextNonce === undefined) {
@@ -182,6 +269,13 @@ export class TransactionSender {
 
   /** Moves the counter forward to the chain's pending count (never backward: allocated nonces stay unique). */
   private async skipAhead(): Promise<void> {
+    if (this.opts.nonces) {
+      const pending = await this.pendingCount(true).catch(() => undefined);
+      if (pending === undefined) return;
+      this.returned.splice(0, this.returned.length, ...this.returned.filter((n) => n >= pending));
+      await this.opts.nonces.raise(pending).catch(() => undefined);
+      return;
+    }
     await (this.nonceQueue = this.nonceQueue
       .then(async () => {
         const pending = await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });

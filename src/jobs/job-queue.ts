@@ -1,6 +1,7 @@
 import { In, LessThan, type DataSource, type EntityManager } from "typeorm";
 import { newId } from "../platform/ids.js";
 import { runInTransaction } from "../platform/db/transaction.js";
+import { currentRequestId } from "../platform/request-context.js";
 import { ServiceJobEntity, type JobState } from "./service-job.entity.js";
 
 // The async job queue in the database. A job is `queued` while its payment settles, `pending` once
@@ -17,7 +18,7 @@ export class JobQueue {
 
   async create(manager: EntityManager, job: { skuId: string; paymentId: string; payer: string; inputJson: string; manifestJson?: string; priority?: number }): Promise<string> {
     const jobId = newId("job");
-    await manager.insert(ServiceJobEntity, { ...job, manifestJson: job.manifestJson ?? null, priority: job.priority ?? 0, jobId, state: "queued", resultJson: null, error: null, attempts: 0, leaseUntil: null, createTime: new Date(), finishTime: null });
+    await manager.insert(ServiceJobEntity, { ...job, manifestJson: job.manifestJson ?? null, priority: job.priority ?? 0, requestId: currentRequestId() ?? null, jobId, state: "queued", resultJson: null, error: null, attempts: 0, leaseUntil: null, createTime: new Date(), finishTime: null });
     return jobId;
   }
 

@@ -13,6 +13,8 @@ import type { X402PaymentEntity } from "../x402/payment.entity.js";
 import { JobQueue, MAX_ATTEMPTS } from "./job-queue.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import type { ServiceJobEntity } from "./service-job.entity.js";
+import { outsideRequestContext, runWithRequestContext } from "../platform/request-context.js";
+import { withSpan } from "../platform/tracing/tracing.js";
 
 // Runs paid async jobs. A job that keeps failing after its payment settled is refunded on-chain.
 
@@ -31,6 +33,8 @@ export interface WorkerDeps {
   retentionMs?: number;
   /** The policy manifest of a job that has none stored (created before manifests were kept). */
   manifest: (sku: SkuDefinition) => JsonObject;
+  /** Told when a failed job's payment was refunded (the payments metric). */
+  onRefunded?: () => void;
 }
 
 export class JobWorker {
@@ -65,7 +69,8 @@ export class JobWorker {
   nudge(): void {
     if (this.started && !this.stopped) {
       clearTimeout(this.timer);
-      this.tick();
+      // Woken from a request: the polling loop must not inherit (and log under) that request's id.
+      outsideRequestContext(() => this.tick());
     }
   }
 
@@ -88,7 +93,10 @@ export class JobWorker {
       const job = await this.d.jobs.claim().catch((err) => void this.d.log.error({ err }, "job claim failed"));
       if (!job) return;
       this.running++;
-      const p = this.process(job)
+      // The job runs in the context of the request that created it: its log lines carry that request id.
+      const p = runWithRequestContext({ requestId: job.requestId ?? `job:${job.jobId}`, jobId: job.jobId }, () =>
+        withSpan("job.run", { "svc.job_id": job.jobId, "svc.sku_id": job.skuId, "svc.attempt": job.attempts }, () => this.process(job)),
+      )
         .catch((err) => this.d.log.error({ err, jobId: job.jobId }, "async job processing failed"))
         .finally(() => {
         this.running--;
@@ -125,10 +133,12 @@ export class JobWorker {
       result.deliverable = deliverable;
       result.svcTrust = trustEnvelopeProto(deliverable, job.manifestJson ? JSON.parse(job.manifestJson) : this.d.manifest(sku));
       // The job's lasting effects are written with its delivery: a job that lost its lease writes nothing.
-      await runInTransaction(this.d.ds, async (m) => {
-        if (!(await this.d.jobs.move(job.jobId, ["running"], "delivered", { resultJson: JSON.stringify(toJson(CallServiceResponseSchema, result)), finishTime: new Date(), leaseUntil: null }, m))) return;
+      const delivered = await runInTransaction(this.d.ds, async (m) => {
+        if (!(await this.d.jobs.move(job.jobId, ["running"], "delivered", { resultJson: JSON.stringify(toJson(CallServiceResponseSchema, result)), finishTime: new Date(), leaseUntil: null }, m))) return false;
         await handler.commit?.(m, deliverable, { ...ctx, manager: m });
+        return true;
       });
+      if (delivered) this.d.log.info({ skuId: job.skuId, attempt: job.attempts }, "async job delivered");
     } catch (err) {
       this.d.log.warn({ err, jobId: job.jobId, attempt: job.attempts }, "async job attempt failed");
       // A refusal's reason code leads the job's error, so a poller can tell `no_captions` from a crash.
@@ -153,6 +163,7 @@ export class JobWorker {
     try {
       const tx = await this.d.refunder.refund(job.paymentId);
       this.d.log.info({ jobId: job.jobId, refundTx: tx }, "async job failed; payment refunded");
+      this.d.onRefunded?.();
     } catch (err) {
       // The job stays `refunding` and the payment `refunding`: resumed at the next start.
       this.d.log.error({ err, jobId: job.jobId }, "async job failed and the refund is not complete yet");

@@ -56,4 +56,8 @@ export class ServiceJobEntity {
 
   @Column({ name: "finish_time", ...TIMESTAMP, nullable: true })
   finishTime!: Date | null;
+
+  /** The request that created the job (its x-request-id), carried into the worker's logs; null outside a request. */
+  @Column({ name: "request_id", type: "varchar", length: 128, nullable: true })
+  requestId!: string | null;
 }

@@ -165,6 +165,13 @@ export class PayoutEntity {
   @Column({ name: "sent_hashes_json", type: "text", nullable: true })
   sentHashesJson!: string | null;
 
+  /** The server releasing this payout, and until when it holds it (payout-releaser.ts). */
+  @Column({ name: "release_holder", type: "varchar", length: 64, nullable: true })
+  releaseHolder!: string | null;
+
+  @Column({ name: "release_lease_until", ...TIMESTAMP, nullable: true })
+  releaseLeaseUntil!: Date | null;
+
   @Column({ name: "create_time", ...TIMESTAMP })
   createTime!: Date;
 

@@ -60,7 +60,7 @@ export function freeTools(routes: (router: ConnectRouter) => void): FreeTool[] {
       "get_settlement_proof",
       "Proof by settlement transaction",
       "The settlement proof of a paid call by its transaction hash (GET /v1/proofs/settlement/{tx_hash}), e.g. the `transaction` of an x402/payment-response.",
-      z.object({ tx_hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "tx_hash must be a 0x-prefixed 32-byte hash").describe("settlement transaction hash") }),
+      z.object({ tx_hash: z.string().regex(/^0x[0-9a-fA-F]{64}(:\d{1,6})?$/, "tx_hash must be a 0x-prefixed 32-byte hash, or hash:batch_index").describe("settlement transaction hash; `{tx_hash}:{batch_index}` for a payment settled in a batch") }),
       async (a) => toLegacyJson(GetSettlementProofResponseSchema, await proofs.getSettlementProof({ txHash: a.tx_hash })),
     ),
     freeTool(

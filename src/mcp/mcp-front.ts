@@ -54,7 +54,7 @@ export function mcpFront(deps: FrontDeps): Front {
     try {
       body = JSON.parse(await readBody(req, deps.config.maxBodyBytes));
     } catch (err) {
-      if (err instanceof BodyTooLarge) return rpcError(res, 413, -32000, `request body exceeds ${deps.config.maxBodyBytes} bytes`);
+      if (err instanceof BodyTooLarge) return rpcError(res, 413, -32000, `body_too_large: request body exceeds ${deps.config.maxBodyBytes} bytes`);
       return rpcError(res, 400, -32700, "Parse error: Invalid JSON");
     }
     const version = req.headers["mcp-protocol-version"];

@@ -1,8 +1,10 @@
 // Per-upstream circuit breakers. An upstream (an origin such as https://api.kraken.com) that fails
 // `threshold` times in a row opens its breaker: calls that need it are refused before any charge
 // (409 `circuit_open`) and outbound requests to it fail fast. After `cooldownMs` one trial request is
-// let through (half-open); its success closes the breaker, its failure opens it again. State is per
-// process: each server or worker learns an upstream's health from its own requests.
+// let through (half-open); its success closes the breaker, its failure opens it again. `CircuitBreakers`
+// keeps the state in the process (one process, unit tests); servers and workers use SharedCircuitBreakers
+// (shared-circuit-breakers.ts), whose state lives in the database for the whole cluster. Callers use the
+// `Breakers` interface and await every method.
 
 export interface BreakerOptions {
   threshold: number;
@@ -10,6 +12,18 @@ export interface BreakerOptions {
 }
 
 export type BreakerState = "closed" | "open" | "half_open";
+
+/** What callers need from a set of breakers (in-process or shared through the database). */
+export interface Breakers {
+  readonly options: BreakerOptions;
+  state(urlOrName: string): BreakerState | Promise<BreakerState>;
+  retryAfterMs(urlOrName: string): number | Promise<number>;
+  /** Throws (or rejects with) CircuitOpenError unless a request may go out now. */
+  admit(urlOrName: string): void | Promise<void>;
+  release(urlOrName: string): void | Promise<void>;
+  success(urlOrName: string): void | Promise<void>;
+  failure(urlOrName: string): void | Promise<void>;
+}
 
 interface Breaker {
   failures: number;
@@ -33,7 +47,7 @@ export function upstreamKey(urlOrName: string): string {
   }
 }
 
-export class CircuitBreakers {
+export class CircuitBreakers implements Breakers {
   private readonly breakers = new Map<string, Breaker>();
 
   constructor(readonly options: BreakerOptions, private readonly now: () => number = Date.now) {}

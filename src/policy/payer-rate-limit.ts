@@ -1,11 +1,19 @@
 // Per-payer rate limit of paid calls: a token bucket per paying wallet (`burst` calls at once, refilled at
 // `perMinute` a minute). Over the limit the call answers 429 `rate_limited` with Retry-After, before any
-// charge. Buckets live in the process (a payer spread over N servers gets up to N times the rate);
-// idle buckets are dropped so the map stays bounded.
+// charge. This in-process limiter is for a single process (and unit tests); servers use
+// SharedPayerRateLimiter (shared-rate-limit.ts), whose budget lives in the database and is shared by every
+// server, so a payer spread over N servers still gets one budget. Idle buckets are dropped here so the map
+// stays bounded.
 
 export interface RateLimitOptions {
   perMinute: number;
   burst: number;
+}
+
+/** A payer rate limit: `take` answers 0 when the call may go ahead, else the milliseconds to wait. */
+export interface RateLimiter {
+  readonly options: RateLimitOptions;
+  take(payer: string): number | Promise<number>;
 }
 
 interface Bucket {
@@ -13,7 +21,7 @@ interface Bucket {
   at: number;
 }
 
-export class PayerRateLimiter {
+export class PayerRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(readonly options: RateLimitOptions, private readonly now: () => number = Date.now) {}

@@ -5,9 +5,9 @@ import { PROOF_KIND } from "../proof/proof-recorder.js";
 import type { SkuHandler } from "../skus/sku-handler.js";
 import { scanContent } from "../trust/content-scan.js";
 import { SERVED_JURISDICTIONS } from "../catalog/jurisdictions.js";
-import { upstreamKey, type CircuitBreakers } from "./circuit-breakers.js";
+import { upstreamKey, type Breakers } from "./circuit-breakers.js";
 import { checkJurisdiction, JURISDICTION_HEADER, type Jurisdiction } from "./jurisdiction.js";
-import type { PayerRateLimiter } from "./payer-rate-limit.js";
+import type { RateLimiter } from "./payer-rate-limit.js";
 
 // The policy gates every paid call passes before any charge, in this order: content-trap scan of the
 // input, jurisdiction, the circuit breakers of the upstreams the call needs (all before the 402
@@ -22,12 +22,12 @@ export interface PolicyDecision {
 
 export class PolicyGates {
   constructor(
-    private readonly breakers: CircuitBreakers | undefined,
-    private readonly rateLimiter: PayerRateLimiter | undefined,
+    private readonly breakers: Breakers | undefined,
+    private readonly rateLimiter: RateLimiter | undefined,
   ) {}
 
   /** Gates that need no payer; throws the refusal (409 / 400), never charging. */
-  beforeChallenge(sku: SkuDefinition, handler: SkuHandler<any>, rawInput: JsonObject, input: unknown, jurisdictionHeader: string | undefined): PolicyDecision {
+  async beforeChallenge(sku: SkuDefinition, handler: SkuHandler<any>, rawInput: JsonObject, input: unknown, jurisdictionHeader: string | undefined): Promise<PolicyDecision> {
     const inputScanned = handler.inputScan !== "off";
     if (inputScanned) {
       const rules = scanContent(rawInput);
@@ -36,10 +36,11 @@ export class PolicyGates {
       }
     }
     const jurisdiction = checkJurisdiction(jurisdictionHeader, rawInput.jurisdiction);
-    const upstreams = [...new Set((handler.upstreams?.(input) ?? []).map(upstreamKey))];
-    for (const u of upstreams) {
-      if (this.breakers?.state(u) === "open") {
-        const seconds = Math.ceil(this.breakers.retryAfterMs(u) / 1000);
+    const upstreams = [...new Set(((await handler.upstreams?.(input)) ?? []).map(upstreamKey))];
+    const states = this.breakers ? await Promise.all(upstreams.map((u) => this.breakers!.state(u))) : [];
+    for (const [i, u] of upstreams.entries()) {
+      if (this.breakers && states[i] === "open") {
+        const seconds = Math.ceil((await this.breakers.retryAfterMs(u)) / 1000);
         throw errors.gateRefused("circuit_open", `${sku.skuId} needs ${u}, which failed repeatedly: its circuit breaker is open for ${seconds} s more; nothing was charged`, u);
       }
     }
@@ -47,8 +48,8 @@ export class PolicyGates {
   }
 
   /** The per-payer rate limit: 429 `rate_limited` with Retry-After, before any charge. */
-  forPayer(payer: string): void {
-    const waitMs = this.rateLimiter?.take(payer) ?? 0;
+  async forPayer(payer: string): Promise<void> {
+    const waitMs = (await this.rateLimiter?.take(payer)) ?? 0;
     if (waitMs > 0) {
       const seconds = Math.max(1, Math.ceil(waitMs / 1000));
       const { perMinute, burst } = this.rateLimiter!.options;

@@ -16,7 +16,8 @@ export class ProofRecordEntity {
   @Column({ name: "kind", type: "integer" })
   kind!: number;
 
-  @Column({ name: "settlement_ref", type: "varchar", length: 66, nullable: true })
+  /** A tx hash, `{tx_hash}:{batch_index}` for one payment of a batched settlement, or another domain's id. */
+  @Column({ name: "settlement_ref", type: "varchar", length: 80, nullable: true })
   settlementRef!: string | null;
 
   @Column({ name: "task_class", type: "varchar", length: 64 })
@@ -48,6 +49,7 @@ export class ProofRecordEntity {
 // A Merkle batch of consecutive records and the transaction that carries its root. first_sequence is
 // unique: of two servers that batch the same records, one wins.
 @Entity({ name: "proof_anchors" })
+@Index("ix_proof_anchors_state", ["state", "leaseUntil"])
 export class ProofAnchorEntity {
   @PrimaryColumn({ name: "anchor_id", type: "varchar", length: 32 })
   anchorId!: string;
@@ -80,4 +82,8 @@ export class ProofAnchorEntity {
 
   @Column({ name: "anchor_time", ...TIMESTAMP, nullable: true })
   anchorTime!: Date | null;
+
+  /** Until when the server that created (or took over) a pending anchor sends it; then any server may. */
+  @Column({ name: "lease_until", ...TIMESTAMP, nullable: true })
+  leaseUntil!: Date | null;
 }

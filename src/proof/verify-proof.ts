@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { SimpleMerkleTree } from "@openzeppelin/merkle-tree";
 import { decodeEventLog, getAddress, type Hex, type PublicClient } from "viem";
 import { DEV_USDC } from "../chain/artifacts.js";
+import { findSettlement, parseSettlementRef } from "../chain/settlement-logs.js";
 import { canonicalJson } from "../platform/canonical-json.js";
 import { verifyProofSignature } from "./proof-signer.js";
 
@@ -59,8 +60,15 @@ export async function verifyProof(proof: Json, publicKey: string, anchorAddress:
   }
 
   if (proof.kind === 30120) {
-    const receipt = await client.getTransactionReceipt({ hash: proof.settlement_ref as Hex }).catch(() => undefined);
-    const transfer = receipt?.logs.some((log) => {
+    const { txHash, batchIndex } = parseSettlementRef(String(proof.settlement_ref));
+    const receipt = await client.getTransactionReceipt({ hash: txHash }).catch(() => undefined);
+    // One payment of a batched settlement: THIS authorization (payer, nonce) must have run at its index.
+    const item =
+      batchIndex === null || !receipt
+        ? undefined
+        : findSettlement(receipt.logs, String(proof.body.asset) as Hex, String(proof.body.payer) as Hex, String(proof.body.authorization_nonce ?? "0x") as Hex);
+    const itemOk = batchIndex === null || (item !== undefined && item.used && item.batchIndex === batchIndex && item.failure === undefined);
+    const transfer = itemOk && receipt?.logs.some((log) => {
       try {
         const ev = decodeEventLog({ abi: DEV_USDC.abi, data: log.data, topics: log.topics as [Hex, ...Hex[]] });
         const a = ev.args as { from?: string; value?: bigint };
@@ -69,7 +77,8 @@ export async function verifyProof(proof: Json, publicKey: string, anchorAddress:
         return false;
       }
     });
-    add("settlement", receipt?.status === "success" && transfer ? "pass" : "fail", receipt?.status === "success" && transfer ? `${proof.settlement_ref} moved ${proof.body.amount} from ${proof.body.payer}` : `${proof.settlement_ref} is not a successful transfer of ${proof.body.amount} from ${proof.body.payer}`);
+    const what = batchIndex === null ? String(proof.settlement_ref) : `${txHash} (item ${batchIndex} of a batch)`;
+    add("settlement", receipt?.status === "success" && transfer ? "pass" : "fail", receipt?.status === "success" && transfer ? `${what} moved ${proof.body.amount} from ${proof.body.payer}` : `${what} is not a successful transfer of ${proof.body.amount} from ${proof.body.payer}`);
   }
   return checks;
 }

@@ -1,5 +1,5 @@
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
-import { randomUUID } from "node:crypto";
+import { requestIdFrom } from "../platform/request-context.js";
 import { fromJson, toJson, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { Logger } from "../platform/log.js";
@@ -7,7 +7,7 @@ import { errorReason } from "../platform/rpc/errors.js";
 import { fromLegacyJson, LegacyJsonError, toLegacyJson } from "./legacy-json.js";
 import type { RestContext, RestResult, RestRoute, RouteTable, RpcRoute } from "./route-table.js";
 import { httpStatusFor } from "./status-table.js";
-import { PaymentRequiredSchema } from "../../gen/svc/payment/v1/x402_pb.js";
+import { PaymentRequiredSchema, type PaymentRequired } from "../../gen/svc/payment/v1/x402_pb.js";
 
 // The REST shim: translates the spec's HTTP surface into RPC calls on the in-process Connect
 // transport (so interceptors run exactly as for gRPC and Connect clients) and back.
@@ -103,7 +103,8 @@ function pickHeaders(from: Headers | undefined, into: Record<string, string>): v
   }
 }
 
-function send(res: NodeRes, result: RestResult, head: boolean): void {
+/** Writes a REST result (the challenge fast path answers through this too, so both write the same bytes). */
+export function send(res: NodeRes, result: RestResult, head: boolean): void {
   const headers: Record<string, string> = { ...result.headers };
   const text = typeof result.body === "string" ? result.body : JSON.stringify(result.body);
   headers["content-type"] ??= "application/json; charset=utf-8";
@@ -112,6 +113,11 @@ function send(res: NodeRes, result: RestResult, head: boolean): void {
   res.writeHead(result.status, headers);
   if (head) res.end();
   else res.end(text);
+}
+
+/** The REST body of an error that carries an x402 challenge: the x402 v1 402 body, with our code and message. */
+export function challengeBody(v1: PaymentRequired, code: string, message: string): JsonObject {
+  return { ...(toJson(PaymentRequiredSchema, v1) as JsonObject), code, message };
 }
 
 export function createRestShim(opts: RestShimOptions) {
@@ -158,13 +164,15 @@ export function createRestShim(opts: RestShimOptions) {
     if (v1) {
       // x402 v1 clients read `accepts` from this body; v2 clients read the PAYMENT-REQUIRED header.
       headers["cache-control"] = "no-store";
-      return { status, headers, body: { ...(toJson(PaymentRequiredSchema, v1) as JsonObject), code, message: ce.rawMessage } };
+      return { status, headers, body: challengeBody(v1, code, ce.rawMessage) };
     }
     return { status, headers, body: errorBody(internal ? "internal" : code, internal ? "internal error" : ce.rawMessage) };
   }
 
-  return async function restShim(req: NodeReq, res: NodeRes): Promise<void> {
-    const requestId = randomUUID();
+  /** `body`: the request body when a caller already read it (the challenge fast path falling through). */
+  return async function restShim(req: NodeReq, res: NodeRes, body?: string): Promise<void> {
+    // The HTTP edge (observed-http.ts) already chose it; a shim used on its own honours a sane header.
+    const requestId = requestIdFrom(req.headers["x-request-id"]);
     const head = req.method === "HEAD";
     let result: RestResult;
     try {
@@ -175,15 +183,15 @@ export function createRestShim(opts: RestShimOptions) {
         throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`, { allow: match.allow.join(", ") });
       }
       const route: RestRoute = match.route;
-      const body = route.method === "POST" ? parseJsonBody(await readBody(req, opts.maxBodyBytes)) : undefined;
-      if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+      const json = route.method === "POST" ? parseJsonBody(body ?? (await readBody(req, opts.maxBodyBytes))) : undefined;
+      if (json !== undefined && (typeof json !== "object" || json === null || Array.isArray(json))) {
         throw new HttpError(400, "invalid_argument", "the request body must be a JSON object");
       }
       const host = req.headers.host ?? "localhost";
       const ctx: RestContext = {
         params: match.params,
         query: url.searchParams,
-        body,
+        body: json,
         headers: req.headers,
         baseUrl: opts.publicBaseUrl ?? `http://${host}`,
       };

@@ -65,7 +65,9 @@ export function restRoutes(docs: DocumentHandlers): RestRoute[] {
     { kind: "rpc", method: "GET", path: "/v1/services", rpc: C.listServices, tag: "catalog", summary: "The SKU catalog", response: (j) => ({ status: 200, body: catalogToLegacy(j) }) },
     { kind: "rpc", method: "GET", path: "/v1/skill.md", rpc: C.getSkillGuide, tag: "catalog", summary: "Markdown integration guide", response: markdown },
     { kind: "rpc", method: "GET", path: "/v1/health", rpc: C.getHealth, tag: "catalog", summary: "Liveness, with database readiness" },
-    { kind: "document", method: "GET", path: "/v1/health/ready", tag: "catalog", summary: "Readiness: 200 when every dependency is ready, else 503", handler: docs.readiness },
+    // Liveness for orchestrators: the process answers; no dependency is checked (a dead database must not restart every server).
+    { kind: "document", method: "GET", path: "/v1/health/live", tag: "catalog", summary: "Liveness: 200 while the process serves; no dependency checks", handler: () => ({ status: 200, headers: { "cache-control": "no-store" }, body: { status: "ok" } }) },
+    { kind: "document", method: "GET", path: "/v1/health/ready", tag: "catalog", summary: "Readiness (database, chain RPC, facilitator): 200 when every dependency is ready, else 503", handler: docs.readiness },
     { kind: "rpc", method: "GET", path: "/v1/rules", rpc: RulesService.method.getRules, tag: "rules", summary: "The rules document" },
     { kind: "document", method: "GET", path: "/v1/openapi.json", tag: "catalog", summary: "OpenAPI 3.1 description of this REST surface", handler: docs.openapi },
     { kind: "document", method: "GET", path: "/.well-known/agent-card.json", tag: "a2a", summary: "A2A agent card (protocol 0.3.0)", handler: docs.agentCard },

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CircuitBreakers } from "../policy/circuit-breakers.js";
+import type { Breakers } from "../policy/circuit-breakers.js";
 import { CrossChainReader, rpcOrigin } from "../onchain-prices/chain-reader.js";
 import { crossChainReport } from "../onchain-prices/cross-chain-report.js";
 import { PAIR, pairKey } from "../onchain-prices/price-sources.js";
@@ -96,7 +96,7 @@ export const CrossChainPricesOutput = z.object({
   computed_at: z.iso.datetime(),
 });
 
-export function oracleCrossChainPrices(reader: CrossChainReader, breakers?: CircuitBreakers): SkuHandler<Input> {
+export function oracleCrossChainPrices(reader: CrossChainReader, breakers?: Breakers): SkuHandler<Input> {
   const input = Input.superRefine((v, ctx) => {
     const configured = reader.chainsFor(v.pair).map((c) => c.name);
     if (!configured.length) {
@@ -112,11 +112,12 @@ export function oracleCrossChainPrices(reader: CrossChainReader, breakers?: Circ
     poweredBy: "svc-onchain/viem",
     input,
     output: CrossChainPricesOutput,
-    upstreams(v) {
+    async upstreams(v) {
       // A chain whose breaker is open is reported as unreachable rather than refusing the call, unless
       // every chain's breaker is open (then the call is refused before any charge).
       const origins = [...new Set(reader.chainsFor(v.pair, v.chains).map(rpcOrigin))];
-      const live = origins.filter((o) => breakers?.state(o) !== "open");
+      const states = await Promise.all(origins.map((o) => breakers?.state(o)));
+      const live = origins.filter((_, i) => states[i] !== "open");
       return live.length ? live : origins;
     },
     async run(v, ctx) {

@@ -28,7 +28,7 @@ export interface SkuHandler<I = unknown> {
    * The upstreams (origin URLs or venue names) a call will reach; their circuit breakers are checked
    * before any charge (an open breaker refuses with 409 `circuit_open`).
    */
-  upstreams?(input: I): string[];
+  upstreams?(input: I): string[] | Promise<string[]>;
   /** The content-trap scan of the call's input: on (refuse a match, 409 `content_trap`) unless "off". */
   readonly inputScan?: "refuse" | "off";
   /** Resolves the subject before any charge; a returned reason means `insufficient_subject`. */

@@ -41,4 +41,8 @@ export class WebhookEventEntity {
 
   @Column({ name: "delivered_time", ...TIMESTAMP, nullable: true })
   deliveredTime!: Date | null;
+
+  /** The request that caused the event (sent as X-Request-Id on delivery); null outside a request. */
+  @Column({ name: "request_id", type: "varchar", length: 128, nullable: true })
+  requestId!: string | null;
 }

@@ -6,6 +6,8 @@ import { safePost, type SafeFetchPolicy } from "../platform/http/safe-fetch.js";
 import { AgentEntity } from "../registry/agent.entity.js";
 import type { SecretBox } from "../registry/credentials.js";
 import { WebhookEventEntity } from "./webhook-event.entity.js";
+import { currentRequestId, runWithRequestContext } from "../platform/request-context.js";
+import { withSpan } from "../platform/tracing/tracing.js";
 
 // Webhooks: events are written to an outbox in the caller's transaction and delivered by a dispatcher
 // loop, so a slow or dead callback never blocks a request. Delivery: POST JSON with
@@ -44,6 +46,7 @@ export async function insertWebhookEvent(manager: EntityManager, eventId: string
     lastError: null,
     createTime: now,
     deliveredTime: null,
+    requestId: currentRequestId() ?? null,
   });
 }
 
@@ -91,7 +94,14 @@ export class WebhookDispatcher {
       order: { nextAttemptTime: "ASC" },
       take: 20,
     });
-    await Promise.all(due.map((e) => this.deliver(e, now)));
+    // Each delivery runs in the request context that caused the event (its logs carry that request id).
+    await Promise.all(
+      due.map((e) =>
+        runWithRequestContext({ requestId: e.requestId ?? `webhook:${e.eventId}`, eventId: e.eventId }, () =>
+          withSpan("webhook.deliver", { "svc.event_id": e.eventId, "svc.event_type": e.eventType }, () => this.deliver(e, now)),
+        ),
+      ),
+    );
   }
 
   private async deliver(event: WebhookEventEntity, now: Date): Promise<void> {
@@ -117,6 +127,7 @@ export class WebhookDispatcher {
           "svc-event-id": event.eventId,
           "svc-event-type": event.eventType,
           [SIGNATURE_HEADER]: signWebhook(this.o.box.open(agent.callbackSecretEnc), timestamp, event.payloadJson),
+          ...(event.requestId ? { "x-request-id": event.requestId } : {}),
         }, this.o.policy);
         status = res.status;
         if (status < 200 || status >= 300) error = `HTTP ${status}`;

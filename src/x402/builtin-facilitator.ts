@@ -1,20 +1,22 @@
 import { create, fromJson } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
-import { decodeEventLog, encodeFunctionData, getAddress, parseSignature, type Address, type Hex, type PublicClient } from "viem";
+import { getAbiItem, getAddress, type AbiEvent, type Address, type Hex, type PublicClient } from "viem";
 import { GetSupportedResponseSchema } from "../../gen/svc/payment/v1/facilitator_service_pb.js";
 import { SettleResponseSchema, VerifyResponseSchema, type PaymentPayload, type PaymentRequirements, type SettleResponse, type VerifyResponse } from "../../gen/svc/payment/v1/x402_pb.js";
 import type { NetworkInfo } from "../chain/networks.js";
 import { DEV_USDC } from "../chain/artifacts.js";
 import { BroadcastError, type TransactionSender } from "../chain/tx-sender.js";
+import { findSettlement } from "../chain/settlement-logs.js";
+import type { Logger } from "../platform/log.js";
+import { SettlementBatchQueue, type BatchingOptions, type SentItem } from "./settlement-batcher.js";
 import { authorizationDigest, domainSeparator, recoverSigner, SignatureFormatError, type Authorization } from "./eip3009.js";
 import { FacilitatorUnavailableError, REASON, type Facilitator, type SettleHooks } from "./facilitator.js";
 
 // The built-in facilitator: verifies locally (signature on libsecp256k1, chain state in one
 // multicall) in the reference's order, and settles by sending transferWithAuthorization from the
-// facilitator key, then checks the receipt's Transfer event.
+// facilitator key (alone, or batched through the SettlementBatcher contract within a short window),
+// then checks the receipt for this authorization's own AuthorizationUsed and Transfer events.
 
-/** Gas for transferWithAuthorization on a USDC-like token, with headroom (measured ~70k). */
-const SETTLE_GAS = 150_000n;
 /** An authorization must stay valid this long after verification (reference: 6 s). */
 const VALID_BEFORE_MARGIN_S = 6n;
 
@@ -24,9 +26,19 @@ export const nativeRecovery: SignerRecovery = (separator, auth, signature) => re
 
 type Verified = { ok: true; auth: Authorization; signature: Hex } | { ok: false; reason: string; message: string; payer: string };
 
+/** How long a verification done here is trusted by a settle of the very same payload objects. */
+const TRUST_VERIFIED_MS = 60_000;
+
 export class BuiltInFacilitator implements Facilitator {
   readonly kind = "built-in" as const;
   private readonly separator: Uint8Array;
+  private readonly batches: SettlementBatchQueue;
+  /**
+   * Payloads this process verified as valid (keyed by the payload object, so only an in-process caller
+   * that settles the very objects it verified, i.e. the payment gate, hits it; the /facilitator HTTP
+   * API decodes fresh objects per request and always re-verifies), with the requirements checked.
+   */
+  private readonly verified = new WeakMap<PaymentPayload, { requirements: PaymentRequirements; at: number }>();
 
   constructor(
     private readonly network: NetworkInfo,
@@ -34,8 +46,12 @@ export class BuiltInFacilitator implements Facilitator {
     private readonly sender: TransactionSender,
     private readonly now: () => number = () => Date.now(),
     private readonly recover: SignerRecovery = nativeRecovery,
+    /** Batched settlement (SETTLE_BATCH_WINDOW_MS); one transaction per payment when absent. */
+    private readonly batching?: BatchingOptions,
+    log?: Logger,
   ) {
     this.separator = domainSeparator({ ...network.usdcDomain, chainId: network.chainId, verifyingContract: network.usdcAddress });
+    this.batches = new SettlementBatchQueue(sender, network.usdcAddress, batching ?? { batcher: network.usdcAddress, windowMs: 0, max: 1 }, log);
   }
 
   async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
@@ -45,38 +61,79 @@ export class BuiltInFacilitator implements Facilitator {
     } catch (err) {
       throw new FacilitatorUnavailableError(`could not read chain state: ${(err as Error).message}`, false);
     }
+    if (v.ok) this.verified.set(payload, { requirements, at: this.now() });
     return v.ok
       ? create(VerifyResponseSchema, { isValid: true, payer: v.auth.from })
       : create(VerifyResponseSchema, { isValid: false, invalidReason: v.reason, invalidMessage: v.message, payer: v.payer });
   }
 
   async settle(payload: PaymentPayload, requirements: PaymentRequirements, hooks?: SettleHooks): Promise<SettleResponse> {
+    // Verified moments ago by this process (the gate's verify -> run -> settle): the signature and the
+    // chain reads are not repeated (half the RPC load per payment); the cheap checks are. The on-chain
+    // transferWithAuthorization (alone, or in the batcher's per-item try/catch) is the final check.
+    const seen = this.verified.get(payload);
+    this.verified.delete(payload);
+    const trusted = seen !== undefined && seen.requirements === requirements && this.now() - seen.at < TRUST_VERIFIED_MS;
     let v: Verified;
     try {
-      v = await this.check(payload, requirements);
+      v = await this.check(payload, requirements, trusted);
     } catch (err) {
       throw new FacilitatorUnavailableError(`could not read chain state: ${(err as Error).message}`, false);
     }
     const network = requirements.network;
     if (!v.ok) return create(SettleResponseSchema, { success: false, errorReason: v.reason, errorMessage: v.message, payer: v.payer, network });
     const { auth, signature } = v;
-    const sig = parseSignature(signature);
-    const data = encodeFunctionData({
-      abi: DEV_USDC.abi,
-      functionName: "transferWithAuthorization",
-      args: [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, Number(sig.v ?? 27n + BigInt(sig.yParity)), sig.r, sig.s],
-    });
-    let receipt;
+    let sent: SentItem;
     try {
-      receipt = await this.sender.send({ to: this.network.usdcAddress, data, gas: SETTLE_GAS }, hooks?.onSubmitted);
+      sent = await this.batches.submit({ auth, signature, onSubmitted: hooks?.onSubmitted && ((hash, index) => hooks.onSubmitted!(hash, index)) });
     } catch (err) {
       // Refused by the node: nothing can be mined. Sent but unconfirmed: the outcome is unknown.
       throw new FacilitatorUnavailableError(`settlement transaction: ${(err as Error).message}`, !(err instanceof BroadcastError));
     }
-    const base = { payer: auth.from, network, transaction: receipt.transactionHash, amount: auth.value.toString() };
-    if (receipt.status !== "success") return create(SettleResponseSchema, { ...base, success: false, errorReason: REASON.txFailed });
-    if (!this.hasTransfer(receipt.logs, auth)) return create(SettleResponseSchema, { ...base, success: false, errorReason: REASON.transferEvent });
+    const { receipt, batchIndex } = sent;
+    const extra = batchIndex === null ? undefined : { batchIndex };
+    const base = { payer: auth.from, network, transaction: receipt.transactionHash, amount: auth.value.toString(), extra };
+    if (receipt.status !== "success") {
+      // Sent on trust and reverted: the chain state now names why (a balance spent meanwhile...), as verify would have.
+      const why = trusted ? await this.check(payload, requirements).catch(() => undefined) : undefined;
+      if (why && !why.ok) return create(SettleResponseSchema, { ...base, success: false, errorReason: why.reason, errorMessage: why.message });
+      return create(SettleResponseSchema, { ...base, success: false, errorReason: REASON.txFailed });
+    }
+    const found = findSettlement(receipt.logs, this.network.usdcAddress, auth.from, auth.nonce, { to: auth.to, value: auth.value }, this.batching?.batcher);
+    if (batchIndex !== null && found.failure !== undefined) {
+      // This item reverted inside the batch while the others settled: the same refusal as a lone
+      // transaction that reverted, named after the token's reason when it is a known one.
+      const reason = reasonOfRevert(found.failure);
+      // Used already: someone (anyone may) submitted this very authorization first. It paid `to` as
+      // signed, so the payment is settled, by that transaction.
+      const elsewhere = reason === REASON.nonceUsed ? await this.settledElsewhere(auth).catch(() => undefined) : undefined;
+      if (elsewhere) {
+        const extraThere = elsewhere.batchIndex === null ? undefined : { batchIndex: elsewhere.batchIndex };
+        return create(SettleResponseSchema, { ...base, transaction: elsewhere.hash, extra: extraThere, success: true });
+      }
+      return create(SettleResponseSchema, { ...base, success: false, errorReason: reason, errorMessage: `authorization reverted on-chain: ${found.failure}` });
+    }
+    if (!found.transferred || (batchIndex !== null && (!found.used || found.batchIndex !== batchIndex))) {
+      return create(SettleResponseSchema, { ...base, success: false, errorReason: REASON.transferEvent });
+    }
     return create(SettleResponseSchema, { ...base, success: true });
+  }
+
+  /** The transaction that already used `auth` and paid its recipient (AuthorizationUsed in recent blocks), if any. */
+  private async settledElsewhere(auth: Authorization): Promise<{ hash: Hex; batchIndex: number | null } | undefined> {
+    const latest = await this.client.getBlockNumber();
+    const logs = await this.client.getLogs({
+      address: this.network.usdcAddress,
+      event: getAbiItem({ abi: DEV_USDC.abi, name: "AuthorizationUsed" }) as AbiEvent,
+      args: { authorizer: auth.from, nonce: auth.nonce } as never,
+      fromBlock: latest > 5_000n ? latest - 5_000n : 0n,
+      toBlock: latest,
+    });
+    const hash = logs[0]?.transactionHash;
+    if (!hash) return undefined;
+    const receipt = await this.client.getTransactionReceipt({ hash });
+    const there = findSettlement(receipt.logs, this.network.usdcAddress, auth.from, auth.nonce, { to: auth.to, value: auth.value });
+    return receipt.status === "success" && there.used && there.transferred ? { hash, batchIndex: there.batchIndex } : undefined;
   }
 
   async supported() {
@@ -90,21 +147,8 @@ export class BuiltInFacilitator implements Facilitator {
     });
   }
 
-  private hasTransfer(logs: readonly { address: string; data: Hex; topics: readonly Hex[] }[], auth: Authorization): boolean {
-    return logs.some((log) => {
-      if (log.address.toLowerCase() !== this.network.usdcAddress.toLowerCase()) return false;
-      try {
-        const ev = decodeEventLog({ abi: DEV_USDC.abi, data: log.data, topics: log.topics as [Hex, ...Hex[]] });
-        const a = ev.args as { from?: Address; to?: Address; value?: bigint };
-        return ev.eventName === "Transfer" && a.from === getAddress(auth.from) && a.to === getAddress(auth.to) && a.value === auth.value;
-      } catch {
-        return false;
-      }
-    });
-  }
-
   /** The reference's order: scheme, domain, network, signature, recipient, validity, value, nonce, balance. */
-  private async check(payload: PaymentPayload, req: PaymentRequirements): Promise<Verified> {
+  private async check(payload: PaymentPayload, req: PaymentRequirements, trusted = false): Promise<Verified> {
     const raw = payload.payload?.authorization;
     const payer = raw?.from ?? "";
     const fail = (reason: string, message: string): Verified => ({ ok: false, reason, message, payer });
@@ -139,7 +183,7 @@ export class BuiltInFacilitator implements Facilitator {
         validBefore: BigInt(raw!.validBefore),
         nonce: raw!.nonce as Hex,
       };
-      signer = await this.recover(this.separator, auth, signature);
+      signer = trusted ? auth.from : await this.recover(this.separator, auth, signature);
     } catch (err) {
       const reason = err instanceof SignatureFormatError && /s value|v must/.test(err.message) ? REASON.signature : REASON.parse;
       return fail(reason, `authorization or signature is malformed: ${(err as Error).message}`);
@@ -151,6 +195,7 @@ export class BuiltInFacilitator implements Facilitator {
     if (auth.validAfter > now) return fail(REASON.validAfter, "authorization is not valid yet");
     if (auth.value !== amount) return fail(REASON.value, `authorization value must be exactly ${amount}`);
 
+    if (trusted) return { ok: true, auth, signature };
     const token = { address: this.network.usdcAddress, abi: DEV_USDC.abi } as const;
     const [used, balance] = await Promise.all([
       this.client.readContract({ ...token, functionName: "authorizationState", args: [auth.from, auth.nonce] }) as Promise<boolean>,
@@ -160,4 +205,14 @@ export class BuiltInFacilitator implements Facilitator {
     if (balance < auth.value) return fail(REASON.balance, "payer balance is below the amount");
     return { ok: true, auth, signature };
   }
+}
+
+/** FiatTokenV2 revert messages mapped to the reason codes verification gives for the same condition. */
+function reasonOfRevert(message: string): string {
+  if (/authorization is used or canceled/.test(message)) return REASON.nonceUsed;
+  if (/exceeds balance/.test(message)) return REASON.balance;
+  if (/authorization is expired/.test(message)) return REASON.validBefore;
+  if (/not yet valid/.test(message)) return REASON.validAfter;
+  if (/invalid signature/.test(message)) return REASON.signature;
+  return REASON.txFailed;
 }

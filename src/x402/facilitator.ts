@@ -6,8 +6,11 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 // over the x402 facilitator HTTP API.
 
 export interface SettleHooks {
-  /** Called once the settlement transaction is broadcast, before its receipt (crash recovery). */
-  onSubmitted?(txHash: Hex): Promise<void> | void;
+  /**
+   * Called once the settlement transaction is broadcast, before its receipt (crash recovery), with the
+   * payment's index when the transaction is a batch (null when it settles this payment alone).
+   */
+  onSubmitted?(txHash: Hex, batchIndex?: number | null): Promise<void> | void;
 }
 
 export interface Facilitator {

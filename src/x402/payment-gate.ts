@@ -1,5 +1,6 @@
-import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
-import { Code } from "@connectrpc/connect";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { clone, create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { getAddress, isAddress } from "viem";
 import type { DataSource, EntityManager } from "typeorm";
 import { CallServiceResponseSchema, type CallServiceResponse } from "../../gen/svc/payment/v1/payment_service_pb.js";
@@ -12,11 +13,12 @@ import {
   type PaymentPayload,
   type PaymentRequirements,
   type SettleResponse,
+  type VerifyResponse,
 } from "../../gen/svc/payment/v1/x402_pb.js";
 import type { SkuDefinition } from "../catalog/catalog-config.js";
 import type { Logger } from "../platform/log.js";
 import type { EnforcementRecorder } from "../proof/enforcement-recorder.js";
-import { errors, rpcError } from "../platform/rpc/errors.js";
+import { databaseError, errorReason, errors, rpcError } from "../platform/rpc/errors.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import { ACCOUNTS, postEntry } from "../ledger/ledger.js";
 import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.js";
@@ -28,8 +30,11 @@ import { COMP_SKU, type CompDecision } from "../registry/comp.service.js";
 import { FacilitatorUnavailableError, type Facilitator } from "./facilitator.js";
 import type { PaymentState, X402PaymentEntity } from "./payment.entity.js";
 import { PaymentStore } from "./payment-store.js";
+import { commitEffectOrQueue, retryDueEffects } from "./payment-effects.js";
 import { challenge, matchRequirements, skuRequirements, type Challenge, type ChallengeContext } from "./requirements.js";
 import { decodePaymentHeader, encodePaymentRequired, encodeSettleResponse, PaymentDecodeError, X402_HEADERS } from "./wire.js";
+import { batchIndexOf } from "./settlement-batcher.js";
+import { settlementRef } from "../chain/settlement-logs.js";
 
 // The payment gate of a paid SKU call. Order: refuse what cannot be sold or has no subject (free),
 // challenge, decode and match the payment, claim it exactly once, verify, run the engine, settle only
@@ -78,10 +83,19 @@ export interface PaymentGateDeps {
   nudgeWorkers?: () => void;
   /** The claim priority of an async job paid by this wallet (the Operator tier's priority queue); 0 when unset. */
   jobPriority?: (payer: string) => Promise<number>;
+  /** Counts call outcomes (the payments metric; `settled` is counted by the observed facilitator). */
+  outcomes?: (outcome: "replayed" | "challenged" | "refused" | "failed" | "not_charged", reason?: string) => void;
 }
 
 /** The settlement receipt's header: X-PAYMENT-RESPONSE for x402 v1 clients, PAYMENT-RESPONSE for v2. */
 const receiptHeader = (x402Version: number) => (x402Version === 1 ? X402_HEADERS.xPaymentResponse : X402_HEADERS.paymentResponse);
+
+/** What the settling request already holds of its payment row (finalize need not read it back). */
+interface KnownPayment {
+  payment: Pick<X402PaymentEntity, "amount" | "payer" | "skuId" | "nonce" | "jobId">;
+  /** The response stored at `settling`, without its payment proof. */
+  response: CallServiceResponse;
+}
 
 /** One claimed payment on its way through verification, the engine and settlement. */
 interface PaidAttempt {
@@ -95,6 +109,8 @@ interface PaidAttempt {
   setHeader: (name: string, value: string) => void;
   /** `svc_trust.policy_manifest` of this call. */
   manifest: JsonObject;
+  /** The facilitator's verification, started before the claim (it only reads). */
+  verdict: Promise<VerifyResponse>;
 }
 
 /** The fee on a catalog sale: the service rate, from the provider's share (internal identities get no discount). */
@@ -108,27 +124,85 @@ const IN_FLIGHT = ["verifying", "running", "settling"] as const;
 export class PaymentGate {
   constructor(private readonly d: PaymentGateDeps) {}
 
+  /** Every front (REST, Connect, MCP, A2A) gets a database outage as 503 `database_unavailable`, never an internal error. */
+  private callMapped(call: PaidCall, setHeader: (name: string, value: string) => void): Promise<CallServiceResponse> {
+    return this.callGated(call, setHeader).catch((err: unknown) => {
+      throw databaseError(err) ?? err;
+    });
+  }
+
   async call(call: PaidCall, setHeader: (name: string, value: string) => void): Promise<CallServiceResponse> {
+    if (!this.d.outcomes) return this.callMapped(call, setHeader);
+    try {
+      const res = await this.callMapped(call, setHeader);
+      if (!res.charged) this.d.outcomes("not_charged", res.status === CallStatus.INSUFFICIENT_SUBJECT ? "insufficient_subject" : "comped");
+      return res;
+    } catch (err) {
+      const [outcome, reason] = outcomeOf(err);
+      this.d.outcomes(outcome, reason);
+      throw err;
+    }
+  }
+
+  /**
+   * Every check a call passes before its 402 challenge, in order (the unknown SKU, retirement, availability, input,
+   * the policy gates, the subject precheck); throws the refusals. The challenge fast path runs exactly these.
+   */
+  async beforeChallenge(call: PaidCall): Promise<BeforeChallenge> {
+    const done = checksDone.getStore();
+    if (done && !done.used && done.skuId === call.skuId) {
+      done.used = true;
+      return done.outcome;
+    }
     const sku = this.d.skus.get(call.skuId);
     if (!sku) throw errors.notFound("sku_not_found", `no service ${call.skuId} in the catalog`);
-    if (sku.retired) return this.unpaid(sku, "this service is retired: no payment is taken and nothing is charged");
+    if (sku.retired) return { kind: "unpaid", response: this.unpaid(sku, "this service is retired: no payment is taken and nothing is charged") };
     const handler = this.d.handlers.get(sku.skuId);
     if (!handler) throw errors.gateRefused("service_unavailable", `${sku.skuId} is not sold on this server yet; nothing was charged`, sku.skuId);
     if (sku.mode === "async" && !this.d.canRefund) {
       throw errors.gateRefused("service_unavailable", `${sku.skuId} is asynchronous and this server cannot refund a failed job; nothing was charged`, sku.skuId);
     }
     const input = parseInput(handler, call.input);
-    const manifest = this.d.policy.manifest(sku, this.d.policy.beforeChallenge(sku, handler, call.input, input, call.jurisdiction));
+    const manifest = this.d.policy.manifest(sku, await this.d.policy.beforeChallenge(sku, handler, call.input, input, call.jurisdiction));
     let missing: string | undefined;
     try {
       missing = await handler.precheck?.(input, this.d.ds.manager);
     } catch (err) {
       if (err instanceof SkuRefusal) throw errors.gateRefused(err.reason, `${err.message}; nothing was charged`, sku.skuId);
+      const dbDown = databaseError(err); // our database, not an upstream: 503 database_unavailable
+      if (dbDown) throw dbDown;
       // Resolving the subject needs an upstream (EDGAR, a venue…) that failed: nothing is charged.
       this.d.log.warn({ err, sku: sku.skuId }, "subject check failed before any charge");
       throw errors.unavailable("upstream_unavailable", `${sku.skuId} cannot resolve its subject right now (${(err as Error).message}); nothing was charged`, err);
     }
-    if (missing) return this.unpaid(sku, missing);
+    if (missing) return { kind: "unpaid", response: this.unpaid(sku, missing) };
+    return { kind: "challenge", sku, handler, input, manifest };
+  }
+
+  /** The challenge an unpaid call of `sku` is answered with (both x402 versions), as `call` builds it. */
+  firstChallenge(sku: SkuDefinition, baseUrl: string): Challenge {
+    const ctx: ChallengeContext = { ...this.d.challengeContext, baseUrl };
+    return challenge(sku, skuRequirements(sku, ctx), ctx, PAYMENT_REQUIRED);
+  }
+
+  /**
+   * Runs `fn` - the normal path of a call whose `beforeChallenge` already ran (the challenge fast path handing a
+   * refusal on) - so that its `beforeChallenge` answers `outcome` once instead of running the checks again (a
+   * precheck may call an upstream and count towards its circuit breaker).
+   */
+  reusingChecks<T>(skuId: string, outcome: Promise<BeforeChallenge>, fn: () => T): T {
+    return checksDone.run({ skuId, outcome, used: false }, fn);
+  }
+
+  /** Counts a challenge answered outside `call` (the challenge fast path), as `call` counts its own. */
+  countChallenged(): void {
+    this.d.outcomes?.(...(challengedOutcome ??= outcomeOf(errors.failedPrecondition("payment_required", PAYMENT_REQUIRED))));
+  }
+
+  private async callGated(call: PaidCall, setHeader: (name: string, value: string) => void): Promise<CallServiceResponse> {
+    const before = await this.beforeChallenge(call);
+    if (before.kind === "unpaid") return before.response;
+    const { sku, handler, input, manifest } = before;
 
     let compDenial: string | undefined;
     if (sku.skuId === COMP_SKU && !call.paymentHeader && call.authorization) {
@@ -141,10 +215,10 @@ export class PaymentGate {
     const reqs = skuRequirements(sku, ctx);
     const challengeFor = (error: string) => challenge(sku, reqs, ctx, error);
     if (!call.paymentHeader) {
-      const ch = challengeFor("Payment required");
-      if (!compDenial) throw paymentError(Code.FailedPrecondition, "payment_required", "Payment required", ch);
+      const ch = challengeFor(PAYMENT_REQUIRED);
+      if (!compDenial) throw paymentError(Code.FailedPrecondition, "payment_required", PAYMENT_REQUIRED, ch);
       // The comp was asked for and denied: the full list price is quoted, with the reason.
-      throw paymentError(Code.FailedPrecondition, "payment_required", `Payment required (comp denied: ${compDenial})`, ch, { [COMP_DENIAL_HEADER]: compDenial });
+      throw paymentError(Code.FailedPrecondition, "payment_required", `${PAYMENT_REQUIRED} (comp denied: ${compDenial})`, ch, { [COMP_DENIAL_HEADER]: compDenial });
     }
     let payload: PaymentPayload;
     try {
@@ -170,8 +244,12 @@ export class PaymentGate {
       );
     }
 
+    // Verification only reads (the signature, the chain): it runs alongside the rate limit, the party
+    // check and the claim, and only the request that wins the claim uses its verdict.
+    const verdict = this.d.facilitator.verify(payload, matched);
+    verdict.catch(() => undefined);
     try {
-      this.d.policy.forPayer(payer);
+      await this.d.policy.forPayer(payer);
     } catch (err) {
       await fired("payer_rate_limit", "rate_limited");
       throw err;
@@ -195,7 +273,7 @@ export class PaymentGate {
         payloadJson: JSON.stringify(toJson(PaymentPayloadSchema, payload)),
         requirementsJson: JSON.stringify(toJson(PaymentRequirementsSchema, matched)),
       });
-      if (claim.claimed) return this.pay({ payment: claim.payment, sku, handler, input, payload, requirements: matched, challengeFor, setHeader, manifest });
+      if (claim.claimed) return this.pay({ payment: claim.payment, sku, handler, input, payload, requirements: matched, challengeFor, setHeader, manifest, verdict });
       let existing = claim.existing;
       if (existing.skuId !== sku.skuId) {
         throw paymentError(Code.FailedPrecondition, "payment_reused", `this payment was made for ${existing.skuId}`, challengeFor("payment_reused"));
@@ -229,7 +307,13 @@ export class PaymentGate {
   }
 
   private async resolve(p: X402PaymentEntity): Promise<X402PaymentEntity> {
-    await this.d.resolveInFlight(p);
+    try {
+      await this.d.resolveInFlight(p);
+    } catch (err) {
+      // The chain (or the database) cannot be asked now: the outcome stays unknown, nothing more is charged.
+      this.d.log.warn({ err, paymentId: p.paymentId }, "could not resolve a settling payment against the chain");
+      throw errors.unavailable("settlement_unknown", "the settlement outcome cannot be checked right now; send the same request with the same payment again later to receive the result", err);
+    }
     return (await this.d.store.get(p.paymentId))!;
   }
 
@@ -243,10 +327,15 @@ export class PaymentGate {
       return await this.verifyRunSettle(a);
     } catch (err) {
       // Whatever failed before the settlement was sent leaves nothing charged and the payment retryable.
-      if (await this.d.store.transition(id, ["verifying", "running"], "failed", { errorReason: "internal_error" })) {
-        this.d.log.error({ err, paymentId: id }, "paid call failed before settlement; not charged");
-        const job = (await this.d.store.get(id))?.jobId;
-        if (job) await this.d.jobs.move(job, ["queued"], "failed", { error: "payment did not settle" });
+      // With the database down this cleanup fails too: the reconciler does it later; the first error is the answer.
+      try {
+        if (await this.d.store.transition(id, ["verifying", "running"], "failed", { errorReason: "internal_error" })) {
+          this.d.log.error({ err, paymentId: id }, "paid call failed before settlement; not charged");
+          const job = (await this.d.store.get(id))?.jobId;
+          if (job) await this.d.jobs.move(job, ["queued"], "failed", { error: "payment did not settle" });
+        }
+      } catch (cleanup) {
+        this.d.log.warn({ err: cleanup, paymentId: id }, "could not mark the interrupted payment; the reconciler will");
       }
       throw err;
     }
@@ -260,7 +349,7 @@ export class PaymentGate {
     };
     let verdict;
     try {
-      verdict = await this.d.facilitator.verify(payload, requirements);
+      verdict = await a.verdict;
     } catch (err) {
       await this.d.store.transition(id, ["verifying"], "failed", { errorReason: "facilitator_unavailable" });
       throw facilitatorDown(err);
@@ -269,8 +358,8 @@ export class PaymentGate {
       await this.d.store.transition(id, ["verifying"], "rejected", { errorReason: verdict.invalidReason });
       throw paymentError(Code.FailedPrecondition, "payment_failed", `${verdict.invalidReason}: ${verdict.invalidMessage}`, challengeFor(verdict.invalidReason));
     }
-    await advance(["verifying"], "running");
-
+    // A sync call stays `verifying` while its engine runs (nothing else tells the two apart: both are
+    // ours, in flight, uncharged) and moves to `settling` with its response in one write.
     let response: CallServiceResponse;
     let jobId: string | undefined;
     if (sku.mode === "sync") {
@@ -279,12 +368,12 @@ export class PaymentGate {
         deliverable = await runEngine(handler, input, { manager: this.d.ds.manager, payer: payment.payer, paymentId: id, now: new Date(), proofKey: this.d.proofKey });
       } catch (err) {
         if (err instanceof SkuRefusal) {
-          await this.d.store.transition(id, ["running"], "failed", { errorReason: err.reason });
+          await this.d.store.transition(id, ["verifying"], "failed", { errorReason: err.reason });
           throw errors.gateRefused(err.reason, `${err.message}; nothing was charged`, sku.skuId);
         }
-        await this.d.store.transition(id, ["running"], "failed", { errorReason: "service_failed" });
+        await this.d.store.transition(id, ["verifying"], "failed", { errorReason: "service_failed" });
         this.d.log.error({ err, sku: sku.skuId, paymentId: id }, "service failed before settlement; not charged");
-        throw errors.unavailable("service_failed", `${sku.skuId} failed to produce a deliverable; nothing was charged`, err);
+        throw databaseError(err) ?? errors.unavailable("service_failed", `${sku.skuId} failed to produce a deliverable; nothing was charged`, err);
       }
       response = create(CallServiceResponseSchema, {
         skuId: sku.skuId,
@@ -297,14 +386,18 @@ export class PaymentGate {
     } else {
       const priority = (await this.d.jobPriority?.(payment.payer)) ?? 0;
       jobId = await this.d.jobs.create(this.d.ds.manager, { skuId: sku.skuId, paymentId: id, payer: payment.payer, inputJson: JSON.stringify(input), manifestJson: JSON.stringify(manifest), priority });
-      await this.d.store.transition(id, ["running"], "running", { jobId });
+      // Recorded with the job id, so an interruption from here on fails the job too.
+      if (!(await this.d.store.transition(id, ["verifying"], "running", { jobId }))) {
+        await this.d.jobs.move(jobId, ["queued"], "failed", { error: "payment did not settle" });
+        throw paymentInProgress();
+      }
       response = create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: true });
     }
 
-    await advance(["running"], "settling", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, response)), jobId: jobId ?? null });
+    await advance(["verifying", "running"], "settling", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, response)), jobId: jobId ?? null });
     let settled: SettleResponse;
     try {
-      settled = await this.d.facilitator.settle(payload, requirements, { onSubmitted: (hash) => this.d.store.setTxHash(id, hash) });
+      settled = await this.d.facilitator.settle(payload, requirements, { onSubmitted: (hash, index) => this.d.store.setTxHash(id, hash, index ?? null) });
     } catch (err) {
       const ambiguous = err instanceof FacilitatorUnavailableError ? err.ambiguous : true;
       if (!ambiguous) {
@@ -317,14 +410,14 @@ export class PaymentGate {
         : facilitatorDown(err);
     }
     if (!settled.success) {
-      await this.d.store.transition(id, ["settling"], "failed", { errorReason: settled.errorReason, txHash: settled.transaction || null });
+      await this.d.store.transition(id, ["settling"], "failed", { errorReason: settled.errorReason, txHash: settled.transaction || null, batchIndex: settled.transaction ? batchIndexOf(settled) : null });
       if (jobId) await this.d.jobs.move(jobId, ["queued"], "failed", { error: `payment did not settle: ${settled.errorReason}` });
       setHeader(receiptHeader(payload.x402Version), encodeSettleResponse(settled));
       throw paymentError(Code.FailedPrecondition, "payment_failed", `settlement failed: ${settled.errorReason}`, challengeFor(settled.errorReason));
     }
     let final: CallServiceResponse;
     try {
-      final = await this.finalize(id, settled.transaction);
+      final = await this.finalize(id, settled.transaction, batchIndexOf(settled), { payment: { ...payment, jobId: jobId ?? null }, response });
     } catch (err) {
       // Settled on-chain but not recorded: the row stays `settling` with its hash; a retry or start-up records it.
       this.d.log.error({ err, paymentId: id, tx: settled.transaction }, "settled on-chain but could not record it yet");
@@ -340,35 +433,56 @@ export class PaymentGate {
    * guarded update comes first, so a concurrent finalize (another request, another server's
    * reconciliation) waits on the row and then returns the stored result.
    */
-  async finalize(paymentId: string, txHash: string): Promise<CallServiceResponse> {
-    const final = await this.finalizeInTransaction(paymentId, txHash);
+  async finalize(paymentId: string, txHash: string, batchIndex: number | null = null, known?: KnownPayment): Promise<CallServiceResponse> {
+    const final = await this.finalizeInTransaction(paymentId, txHash, batchIndex, known);
     if (final.jobId) this.d.nudgeWorkers?.();
     return final;
   }
 
-  private finalizeInTransaction(paymentId: string, txHash: string): Promise<CallServiceResponse> {
+  private finalizeInTransaction(paymentId: string, txHash: string, batchIndex: number | null, known?: KnownPayment): Promise<CallServiceResponse> {
     const net = this.d.challengeContext.network;
+    // A batched settlement's record is (tx hash, index in the batch): its proof is found by `{tx_hash}:{index}`.
+    const ref = settlementRef(txHash, batchIndex);
+    const withProof = (response: CallServiceResponse, p: Pick<X402PaymentEntity, "amount" | "payer">) => {
+      const r = clone(CallServiceResponseSchema, response);
+      r.paymentProof = create(PaymentProofSchema, { txHash, network: net.caip2, amount: p.amount.toString(), payer: p.payer, proofUrl: `/v1/proofs/settlement/${ref}`, batchIndex: batchIndex ?? undefined });
+      return r;
+    };
     return runInTransaction(this.d.ds, async (m) => {
-      const won = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash }, m);
-      const payment = (await this.d.store.get(paymentId, m))!;
-      const stored = fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson!));
-      if (!won) {
-        if (payment.state === "settled" || payment.state === "refunding" || payment.state === "refunded") return stored;
+      let payment: Pick<X402PaymentEntity, "amount" | "payer" | "skuId" | "nonce" | "jobId">;
+      let stored: CallServiceResponse;
+      const settledAlready = async () => {
+        const p = (await this.d.store.get(paymentId, m))!;
+        if (p.state === "settled" || p.state === "refunding" || p.state === "refunded") return fromJson(CallServiceResponseSchema, JSON.parse(p.responseJson!));
         throw paymentInProgress();
+      };
+      if (known) {
+        // The request that settled knows the row: one guarded write records the settlement and the final response.
+        payment = known.payment;
+        stored = withProof(known.response, payment);
+        const won = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex, responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
+        if (!won) return settledAlready();
+      } else {
+        const won = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex }, m);
+        if (!won) return settledAlready();
+        const row = (await this.d.store.get(paymentId, m))!;
+        payment = row;
+        stored = withProof(fromJson(CallServiceResponseSchema, JSON.parse(row.responseJson!)), row);
+        await this.d.store.transition(paymentId, ["settled"], "settled", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
       }
-      stored.paymentProof = create(PaymentProofSchema, { txHash, network: net.caip2, amount: payment.amount.toString(), payer: payment.payer, proofUrl: `/v1/proofs/settlement/${txHash}` });
-      await this.d.store.transition(paymentId, ["settled"], "settled", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
-      // The delivered call's lasting effects land with its settlement, never without it.
+      // The delivered call's lasting effects land with its settlement, never without it. An effect that
+      // throws is rolled back alone and queued for retry: the mined settlement is recorded regardless.
       const handler = this.d.handlers.get(payment.skuId);
       if (handler?.commit && stored.deliverable) {
-        await handler.commit(m, stored.deliverable, { manager: m, payer: payment.payer, paymentId, now: new Date(), proofKey: this.d.proofKey });
+        const deliverable = stored.deliverable;
+        await commitEffectOrQueue(m, paymentId, () => handler.commit!(m, deliverable, { manager: m, payer: payment.payer, paymentId, now: new Date(), proofKey: this.d.proofKey }), this.d.log);
       }
       const family = payment.skuId.split(".")[0]!;
       const provider = `svc:${family}`;
       const { fee, payout } = feeSplit(payment.amount, this.d.challengeContext.feeBps);
       await recordProof(m, this.d.proofKey, {
         kind: PROOF_KIND.settledOutcome,
-        settlementRef: txHash,
+        settlementRef: ref,
         taskClass: family,
         ts: new Date(),
         body: {
@@ -382,6 +496,8 @@ export class PaymentGate {
           svc_fee_bps: this.d.challengeContext.feeBps,
           svc_fee_amount: fee.toString(),
           provider_payout_amount: payout.toString(),
+          // Batched: which item of the transaction is this payment's (svc verify checks it on-chain).
+          ...(batchIndex === null ? {} : { settlement_tx: txHash, batch_index: batchIndex, authorization_nonce: payment.nonce }),
         },
       });
       await postEntry(m, "sku_sale", paymentId, [
@@ -392,6 +508,11 @@ export class PaymentGate {
       if (payment.jobId) await this.releaseJob(m, payment.jobId);
       return stored;
     });
+  }
+
+  /** Retries settled payments' effects that failed at settlement (the effects outbox); returns how many landed. */
+  retryEffects(): Promise<number> {
+    return retryDueEffects({ ds: this.d.ds, handlers: this.d.handlers, proofKey: this.d.proofKey, log: this.d.log });
   }
 
   /** A paid job becomes claimable, or waits for the operator when its SKU is decided by one. */
@@ -406,7 +527,9 @@ export class PaymentGate {
   }
 
   private replay(existing: X402PaymentEntity, version: number, setHeader: (name: string, value: string) => void): CallServiceResponse {
-    const receipt = create(SettleResponseSchema, { success: true, transaction: existing.txHash!, network: this.d.challengeContext.network.caip2, payer: existing.payer, amount: existing.amount.toString() });
+    this.d.outcomes?.("replayed");
+    const extra = existing.batchIndex === null ? undefined : { batchIndex: existing.batchIndex };
+    const receipt = create(SettleResponseSchema, { success: true, transaction: existing.txHash!, network: this.d.challengeContext.network.caip2, payer: existing.payer, amount: existing.amount.toString(), extra });
     setHeader(receiptHeader(version), encodeSettleResponse(receipt));
     return fromJson(CallServiceResponseSchema, JSON.parse(existing.responseJson!));
   }
@@ -417,6 +540,20 @@ export function trustEnvelopeProto(deliverable: JsonObject, manifest: JsonObject
   const t = trustEnvelope(deliverable, manifest);
   return create(TrustEnvelopeSchema, { contentSha256: t.content_sha256, contentScanned: t.content_scanned, contentFlags: t.content_flags, policyManifest: t.policy_manifest });
 }
+
+/** The outcome of `beforeChallenge`: the call is to be challenged, or it ends here unpaid (nothing to charge for). */
+export type BeforeChallenge =
+  | { kind: "challenge"; sku: SkuDefinition; handler: SkuHandler<any>; input: unknown; manifest: JsonObject }
+  | { kind: "unpaid"; response: CallServiceResponse };
+
+/** The outcome of checks that already ran for the call in progress (see `reusingChecks`). */
+const checksDone = new AsyncLocalStorage<{ skuId: string; outcome: Promise<BeforeChallenge>; used: boolean }>();
+
+/** The error text of the first challenge (an unpaid call). */
+export const PAYMENT_REQUIRED = "Payment required";
+
+/** The payments metric's outcome of an unpaid call's challenge (computed once, from the reason the challenge carries). */
+let challengedOutcome: ReturnType<typeof outcomeOf> | undefined;
 
 /** Response header naming why a requested comped audit was denied. */
 export const COMP_DENIAL_HEADER = "svc-comp-denial";
@@ -429,6 +566,20 @@ function paymentError(code: Code, reason: string, message: string, ch: Challenge
       { desc: PaymentRequiredSchema, value: ch.v1 },
     ],
   });
+}
+
+/** Reasons of a charge attempted and not completed (the rest are refusals before any charge). */
+const FAILED_REASONS = new Set(["facilitator_unavailable", "settlement_unknown", "settlement_unrecorded", "service_failed"]);
+
+/** The payments metric's outcome of a call that threw. */
+function outcomeOf(err: unknown): ["challenged" | "refused" | "failed", string] {
+  const ce = ConnectError.from(err);
+  const reason = errorReason(ce) ?? (ce.code === Code.Internal || ce.code === Code.Unknown ? "internal" : Code[ce.code].toLowerCase());
+  if (reason === "payment_required") return ["challenged", ""];
+  // A settlement the chain refused is a failure of the charge, not a refusal at the gate.
+  if (reason === "payment_failed" && ce.rawMessage.startsWith("settlement failed")) return ["failed", "settlement_failed"];
+  if (FAILED_REASONS.has(reason) || reason === "internal") return ["failed", reason];
+  return ["refused", reason];
 }
 
 function paymentInProgress() {

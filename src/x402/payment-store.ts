@@ -31,7 +31,14 @@ export const FINAL_STATES: readonly PaymentState[] = ["rejected", "failed", "set
 /** A payment that never moved money may be tried again with the same signed authorization. */
 const RETRYABLE: PaymentState[] = ["rejected", "failed"];
 
+type TxHashWrite = { paymentId: string; txHash: string; batchIndex: number | null; done(): void; fail(err: unknown): void };
+
+/** Most rows one coalesced tx-hash UPDATE names. */
+const TX_HASH_CHUNK = 200;
+
 export class PaymentStore {
+  private txHashWrites: TxHashWrite[] = [];
+
   constructor(private readonly ds: DataSource) {}
 
   async claim(p: NewPayment): Promise<Claim> {
@@ -44,6 +51,7 @@ export class PaymentStore {
       state: "verifying",
       responseJson: null,
       txHash: null,
+      batchIndex: null,
       jobId: null,
       errorReason: null,
       refundTxHash: null,
@@ -69,16 +77,60 @@ export class PaymentStore {
     paymentId: string,
     from: readonly PaymentState[],
     to: PaymentState,
-    patch: Partial<Pick<X402PaymentEntity, "txHash" | "responseJson" | "jobId" | "errorReason" | "refundTxHash" | "payloadJson" | "requirementsJson">> = {},
+    patch: Partial<Pick<X402PaymentEntity, "txHash" | "batchIndex" | "responseJson" | "jobId" | "errorReason" | "refundTxHash" | "payloadJson" | "requirementsJson">> = {},
     manager: EntityManager = this.ds.manager,
   ): Promise<boolean> {
     const res = await manager.update(X402PaymentEntity, { paymentId, state: In([...from]) }, { ...patch, state: to, updateTime: new Date() });
     return (res.affected ?? 0) === 1;
   }
 
-  /** Records the settlement transaction hash as soon as it is known (before the receipt). */
-  async setTxHash(paymentId: string, txHash: string): Promise<void> {
-    await this.ds.manager.update(X402PaymentEntity, { paymentId }, { txHash, updateTime: new Date() });
+  /**
+   * Records the settlement transaction hash (and index in a batch) as soon as it is known (before the
+   * receipt), while the payment is still `settling` (a finalize got there first: nothing to add). The
+   * calls made in one tick (every item of a batch transaction) share one UPDATE: one commit per batch.
+   */
+  setTxHash(paymentId: string, txHash: string, batchIndex: number | null = null): Promise<void> {
+    return new Promise<void>((done, fail) => {
+      if (this.txHashWrites.push({ paymentId, txHash, batchIndex, done, fail }) === 1) setImmediate(() => this.flushTxHashes());
+    });
+  }
+
+  private flushTxHashes(): void {
+    const writes = this.txHashWrites;
+    this.txHashWrites = [];
+    for (let i = 0; i < writes.length; i += TX_HASH_CHUNK) {
+      const chunk = writes.slice(i, i + TX_HASH_CHUNK);
+      this.writeTxHashes(chunk).then(
+        () => chunk.forEach((w) => w.done()),
+        (err) => chunk.forEach((w) => w.fail(err)),
+      );
+    }
+  }
+
+  private async writeTxHashes(writes: TxHashWrite[]): Promise<void> {
+    if (writes.length === 1) {
+      const [w] = writes;
+      await this.ds.manager.update(X402PaymentEntity, { paymentId: w!.paymentId, state: "settling" }, { txHash: w!.txHash, batchIndex: w!.batchIndex, updateTime: new Date() });
+      return;
+    }
+    const params: Record<string, unknown> = {};
+    const hashCase: string[] = [];
+    const indexCase: string[] = [];
+    writes.forEach((w, i) => {
+      params[`id${i}`] = w.paymentId;
+      params[`tx${i}`] = w.txHash;
+      params[`ix${i}`] = w.batchIndex;
+      hashCase.push(`WHEN :id${i} THEN :tx${i}`);
+      indexCase.push(`WHEN :id${i} THEN :ix${i}`);
+    });
+    await this.ds
+      .createQueryBuilder()
+      .update(X402PaymentEntity)
+      .set({ txHash: () => `CASE payment_id ${hashCase.join(" ")} END`, batchIndex: () => `CASE payment_id ${indexCase.join(" ")} END`, updateTime: new Date() })
+      .where("payment_id IN (:...ids)", { ids: writes.map((w) => w.paymentId) })
+      .andWhere("state = :settling", { settling: "settling" })
+      .setParameters(params)
+      .execute();
   }
 
   /** Records the refund transaction hash as soon as it is known (before the receipt). */

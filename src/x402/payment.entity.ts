@@ -7,6 +7,8 @@ export type PaymentState = "verifying" | "rejected" | "running" | "failed" | "se
 // One row per signed payment, identified by (network, asset, payer, nonce): the unique key makes a
 // payment run and settle at most once however often or concurrently it is sent.
 @Entity({ name: "x402_payments" })
+@Index("ix_x402_payments_state", ["state", "updateTime"])
+@Index("uq_x402_payments_tx_batch", ["txHash", "batchIndex"], { unique: true })
 export class X402PaymentEntity {
   @PrimaryColumn({ name: "payment_id", type: "varchar", length: 32 })
   paymentId!: string;
@@ -53,9 +55,12 @@ export class X402PaymentEntity {
   @Column({ name: "response_json", type: LONG_TEXT, nullable: true })
   responseJson!: string | null;
 
-  @Index("uq_x402_payments_tx", { unique: true })
   @Column({ name: "tx_hash", type: "varchar", length: 66, nullable: true })
   txHash!: string | null;
+
+  /** Index of this payment in a batched settlement transaction (SettlementBatcher); null when settled alone. */
+  @Column({ name: "batch_index", type: "integer", nullable: true })
+  batchIndex!: number | null;
 
   @Column({ name: "job_id", type: "varchar", length: 32, nullable: true })
   jobId!: string | null;
@@ -65,6 +70,17 @@ export class X402PaymentEntity {
 
   @Column({ name: "refund_tx_hash", type: "varchar", length: 66, nullable: true })
   refundTxHash!: string | null;
+
+  /** The server sending this payment's refund, and until when it holds it (refunds.ts: one sender across a cluster). */
+  @Column({ name: "refund_holder", type: "varchar", length: 64, nullable: true })
+  refundHolder!: string | null;
+
+  @Column({ name: "refund_lease_until", ...TIMESTAMP, nullable: true })
+  refundLeaseUntil!: Date | null;
+
+  /** `{"nonce": n, "hashes": [...]}` of the refund's broadcasts (one nonce; re-sends raise the fee). */
+  @Column({ name: "refund_sent_json", type: "text", nullable: true })
+  refundSentJson!: string | null;
 
   @Column({ name: "create_time", ...TIMESTAMP })
   createTime!: Date;

@@ -1,6 +1,7 @@
 import { getAbiItem, type Hex } from "viem";
 import type { ChainRuntime } from "../chain/chain-runtime.js";
 import { DEV_USDC } from "../chain/artifacts.js";
+import { findSettlement } from "../chain/settlement-logs.js";
 import type { Logger } from "../platform/log.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { X402PaymentEntity } from "./payment.entity.js";
@@ -19,12 +20,48 @@ export interface ReconcilerDeps {
   jobs: JobQueue;
   chain: ChainRuntime;
   /** Records a settlement (PaymentGate.finalize). */
-  finalize: (paymentId: string, txHash: string) => Promise<unknown>;
+  finalize: (paymentId: string, txHash: string, batchIndex: number | null) => Promise<unknown>;
+  /** Retries settled payments' effects that failed (PaymentGate.retryEffects). */
+  retryEffects?: () => Promise<number>;
   log: Logger;
 }
 
 export class Reconciler {
+  private timer: NodeJS.Timeout | undefined;
+  private pass: Promise<void> | undefined;
+
   constructor(private readonly d: ReconcilerDeps) {}
+
+  /**
+   * Reconciles in the background every `intervalMs`: payments idle in flight for longer than `staleMs`
+   * (a settlement whose answer was lost while the chain RPC, the facilitator or the database was away)
+   * and queued effects. Every server runs it; each step is a guarded update, so running it twice is harmless.
+   */
+  start(intervalMs: number, staleMs: number): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.pass) return; // the previous pass is still running (a slow RPC)
+      this.pass = this.runOnce(staleMs).finally(() => (this.pass = undefined));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.pass;
+  }
+
+  /** One background pass; an outage (database, chain) is logged and the next pass tries again. */
+  async runOnce(staleMs: number): Promise<void> {
+    try {
+      const r = await this.reconcileAll(staleMs);
+      if (r.finalized || r.failed) this.d.log.info(r, "payments reconciled");
+      await this.d.retryEffects?.();
+    } catch (err) {
+      this.d.log.warn({ err }, "reconciliation pass failed; retrying on the next pass");
+    }
+  }
 
   /** Every in-flight payment idle for longer than `staleMs`; a failure on one row does not stop the others. */
   async reconcileAll(staleMs: number): Promise<{ finalized: number; failed: number }> {
@@ -51,10 +88,13 @@ export class Reconciler {
       const receiptOf = (hash: string | null | undefined) => (hash ? chain.publicClient.getTransactionReceipt({ hash: hash as Hex }).catch(() => undefined) : undefined);
       let receipt = await receiptOf(p.txHash);
       // The stored hash may be a re-send that was dropped: the event names the transaction that ran.
-      if (receipt?.status !== "success") receipt = await receiptOf(await this.findAuthorizationTx(p.payer as Hex, p.nonce as Hex));
-      if (receipt?.status === "success" && p.responseJson && p.state === "settling") {
-        await this.d.finalize(p.paymentId, receipt.transactionHash);
-        log.info({ paymentId: p.paymentId, tx: receipt.transactionHash }, "reconciled: the settlement was mined; finalized");
+      // A batch transaction succeeds even when this item failed in it: it must carry THIS authorization's AuthorizationUsed.
+      const usedIn = (r: typeof receipt) => r?.status === "success" && findSettlement(r.logs, chain.network.usdcAddress, p.payer as Hex, p.nonce as Hex).used;
+      if (!usedIn(receipt)) receipt = await receiptOf(await this.findAuthorizationTx(p.payer as Hex, p.nonce as Hex));
+      if (receipt && usedIn(receipt) && p.responseJson && p.state === "settling") {
+        const { batchIndex } = findSettlement(receipt.logs, chain.network.usdcAddress, p.payer as Hex, p.nonce as Hex);
+        await this.d.finalize(p.paymentId, receipt.transactionHash, batchIndex);
+        log.info({ paymentId: p.paymentId, tx: receipt.transactionHash, batchIndex }, "reconciled: the settlement was mined; finalized");
         return "finalized";
       }
       log.warn({ paymentId: p.paymentId, state: p.state }, "reconcile: authorization used but not by a recorded settlement of this payment; left for an operator");

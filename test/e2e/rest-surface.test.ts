@@ -83,9 +83,9 @@ describe("REST shim surface", () => {
     expect(chunked.status).to.equal(413);
   });
 
-  it("refuses an oversized Connect request with resource_exhausted (Connect's own mapping, HTTP 429), never 500", async () => {
+  it("refuses an oversized Connect request with resource_exhausted and HTTP 413 (not Connect's retryable 429), never 500", async () => {
     const res = await post("/svc.registry.v1.RegistryService/RegisterAgent", JSON.stringify({ name: "x".repeat(8000) }));
-    expect(res.status).to.equal(429);
+    expect(res.status).to.equal(413);
     expect(await res.json()).to.have.property("code", "resource_exhausted");
   });
 

@@ -2,6 +2,7 @@ import type { EntityList } from "./data-source.js";
 import { A2aTaskEntity } from "../../a2a/a2a-task.entity.js";
 import { EcashInputEntity, EcashProofEntity, EcashRedemptionEntity } from "../../ecash/ecash.entity.js";
 import { X402PaymentEntity } from "../../x402/payment.entity.js";
+import { X402PaymentEffectEntity } from "../../x402/payment-effect.entity.js";
 import { ServiceJobEntity } from "../../jobs/service-job.entity.js";
 import { ProofAnchorEntity, ProofRecordEntity } from "../../proof/proof-record.entity.js";
 import { AttestationEntity, WitnessEnrollmentEntity } from "../../witness/witness.entity.js";
@@ -17,10 +18,12 @@ import { CompDayEntity, CompGrantEntity } from "../../registry/comp.entity.js";
 import { WebhookEventEntity } from "../../webhooks/webhook-event.entity.js";
 import { MarketBidEntity, MarketJobEntity, MarketRequestEntity, PayoutEntity } from "../../marketplace/marketplace.entity.js";
 import { LlmUsageEntity } from "../../llm/llm-usage.entity.js";
+import { ChainNonceEntity, CircuitBreakerEntity, PayerRateLimitEntity } from "./cluster-state.entity.js";
 import { MarketEcashReceiptEntity, MarketEntity, MarketFleetMemberEntity, MarketPositionEntity, MarketSubscriptionEntity, MarketUsageDayEntity } from "../../markets/markets.entity.js";
 
 // Every entity, listed explicitly.
 export const ENTITIES: EntityList = [X402PaymentEntity, ServiceJobEntity, ProofRecordEntity, LedgerEntryEntity, LedgerPostingEntity, SealEntity,
   AgentEntity, StarterNoteEntity, WebhookEventEntity, CompDayEntity, CompGrantEntity,
   MarketRequestEntity, MarketBidEntity, MarketJobEntity, PayoutEntity, ProofAnchorEntity,
-  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity, MarketEntity, MarketPositionEntity, MarketSubscriptionEntity, MarketEcashReceiptEntity, MarketUsageDayEntity, MarketFleetMemberEntity, EcashRedemptionEntity, EcashInputEntity, EcashProofEntity, A2aTaskEntity];
+  WitnessEnrollmentEntity, AttestationEntity, ReputationScoreEntity, SchedulerLeaseEntity, DisputeEntity, PriceAlertEntity, PriceAlertEventEntity, IntroductionEntity, LlmUsageEntity, MarketEntity, MarketPositionEntity, MarketSubscriptionEntity, MarketEcashReceiptEntity, MarketUsageDayEntity, MarketFleetMemberEntity, EcashRedemptionEntity, EcashInputEntity, EcashProofEntity, A2aTaskEntity,
+  PayerRateLimitEntity, CircuitBreakerEntity, ChainNonceEntity, X402PaymentEffectEntity];

@@ -12,6 +12,11 @@ const context = new AsyncLocalStorage<symbol>();
 let holder: symbol | undefined;
 let waiters: (() => void)[] = [];
 
+/** Whether a context holds the writer, and how many wait for it (the DB pool metrics). */
+export function sqliteWriterWaiting(): { held: boolean; count: number } {
+  return { held: holder !== undefined, count: waiters.length };
+}
+
 /** A promise to wait on when another context holds the writer; check and act in the same tick. */
 function blocked(): Promise<void> | undefined {
   return holder !== undefined && holder !== context.getStore() ? new Promise<void>((resolve) => waiters.push(resolve)) : undefined;

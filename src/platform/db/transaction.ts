@@ -3,7 +3,9 @@ import type { IsolationLevel } from "typeorm/driver/types/IsolationLevel.js";
 import { errors } from "../rpc/errors.js";
 import { withSqliteWriter } from "./sqlite-single-writer.js";
 
-const DEADLOCK = new Set(["ER_LOCK_DEADLOCK", "SQLITE_BUSY"]);
+// SQLITE_BUSY_SNAPSHOT: another process (servers and workers sharing one SQLite file) wrote since this
+// transaction read, so it cannot write: like a deadlock, the whole unit is retried.
+const DEADLOCK = new Set(["ER_LOCK_DEADLOCK", "SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT"]);
 const LOCK_WAIT = new Set(["ER_LOCK_WAIT_TIMEOUT"]);
 const MAX_ATTEMPTS = 4;
 

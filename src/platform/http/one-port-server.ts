@@ -46,19 +46,63 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-const MAX_HEADER_BYTES = 64 * 1024;
+export const MAX_HEADER_BYTES = 64 * 1024;
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
-export async function listenOnePort(handler: Handler, port: number, host: string): Promise<RunningServer> {
+/** Slow-client limits (HTTP_*_TIMEOUT_MS settings). */
+export interface OnePortTimeouts {
+  /** A client must send its first bytes and all request headers within this (else 408 / closed). */
+  headersTimeoutMs: number;
+  /** ...and the whole request within this (HTTP/1.1); an HTTP/2 session idle this long is closed. */
+  requestTimeoutMs: number;
+  /** Idle HTTP/1.1 keep-alive connections are closed after this. */
+  keepAliveTimeoutMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: OnePortTimeouts = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000 };
+
+export async function listenOnePort(handler: Handler, port: number, host: string, timeouts: OnePortTimeouts = DEFAULT_TIMEOUTS): Promise<RunningServer> {
+  const { headersTimeoutMs, keepAliveTimeoutMs } = timeouts;
+  const requestTimeoutMs = Math.max(timeouts.requestTimeoutMs, headersTimeoutMs);
   // 64 KB of headers: room for a payment header to be refused by the payment layer with its reason
   // (it allows 16 KB); anything larger is refused by Node with 431.
-  const h1 = http.createServer({ requestTimeout: 60_000, headersTimeout: 20_000, keepAliveTimeout: 5_000, maxHeaderSize: MAX_HEADER_BYTES }, handler);
+  const h1 = http.createServer(
+    {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: headersTimeoutMs,
+      keepAliveTimeout: keepAliveTimeoutMs,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersTimeoutMs / 4))),
+    },
+    handler,
+  );
+  // h1 never listens itself (connections are handed to it), but Node starts the connection tracking that
+  // enforces headersTimeout/requestTimeout and lets closeIdleConnections() work only on 'listening'.
+  h1.emit("listening");
   const h2 = http2.createServer({ settings: { maxHeaderListSize: MAX_HEADER_BYTES } }, handler);
   const sockets = new Set<net.Socket>();
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (s) => {
     sessions.add(s);
     s.on("close", () => sessions.delete(s));
+    // An HTTP/2 session with no open stream for requestTimeout is closed (idle, or a client trickling the
+    // headers of a stream that never completes); a live server stream such as StreamProofs may stay quiet.
+    let open = 0;
+    let idle: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      idle = setTimeout(() => {
+        if (open === 0) s.destroy();
+      }, requestTimeoutMs).unref();
+    };
+    s.on("stream", (stream) => {
+      open++;
+      clearTimeout(idle);
+      stream.once("close", () => {
+        if (--open === 0) armIdle();
+      });
+    });
+    s.once("close", () => clearTimeout(idle));
+    armIdle();
   });
 
   // noDelay: the http2 server only sees the replaying Duplex, so it cannot turn Nagle off itself (with it
@@ -67,6 +111,9 @@ export async function listenOnePort(handler: Handler, port: number, host: string
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
+    // Until the protocol is known nobody else times the connection: a client that sends nothing (or a
+    // partial preface) within headersTimeout is cut off.
+    socket.setTimeout(headersTimeoutMs, () => socket.destroy());
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       seen = Buffer.concat([seen, chunk]);
@@ -74,6 +121,7 @@ export async function listenOnePort(handler: Handler, port: number, host: string
       const isH2 = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
       if (isH2 && seen.length < H2_PREFACE.length) return; // could still be HTTP/2: wait for more
       socket.off("data", onData);
+      socket.setTimeout(0);
       if (isH2) {
         h2.emit("connection", replaying(socket, seen));
         return;
@@ -109,6 +157,7 @@ export async function listenOnePort(handler: Handler, port: number, host: string
       await closed;
       clearInterval(idle);
       clearTimeout(deadline);
+      h1.close(() => {}); // stops its connection-checking timer (it never listened, so no other effect)
     },
   };
 }

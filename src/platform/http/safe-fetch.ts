@@ -3,7 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
-import type { CircuitBreakers } from "../../policy/circuit-breakers.js";
+import type { Breakers } from "../../policy/circuit-breakers.js";
 
 // Outbound requests to URLs that agents supply. http(s) only; every address the host resolves to must
 // be public unicast (private, loopback, link-local, metadata, CGNAT, multicast and reserved ranges are
@@ -19,7 +19,7 @@ export interface SafeFetchPolicy {
   /** Whether plain http is allowed (dev chain only). */
   allowHttp: boolean;
   /** Per-origin circuit breakers: failures (network errors, timeouts, 5xx, 429) count, an open one fails fast. */
-  breakers?: CircuitBreakers;
+  breakers?: Breakers;
 }
 
 export interface SafeResponse {
@@ -98,16 +98,16 @@ export function safePost(raw: string, body: string, headers: Record<string, stri
 export async function safeRequest(raw: string, r: SafeRequest, policy: SafeFetchPolicy): Promise<SafeFullResponse> {
   const breakers = policy.breakers;
   if (!breakers) return request(raw, r, policy);
-  breakers.admit(raw);
+  await breakers.admit(raw);
   try {
     const res = await request(raw, r, policy);
-    if (res.status >= 500 || res.status === 429) breakers.failure(raw);
-    else breakers.success(raw);
+    if (res.status >= 500 || res.status === 429) await breakers.failure(raw);
+    else await breakers.success(raw);
     return res;
   } catch (err) {
     // A refused target is the caller's mistake, not the upstream's failure.
-    if (err instanceof UnsafeUrlError) breakers.release(raw);
-    else breakers.failure(raw);
+    if (err instanceof UnsafeUrlError) await breakers.release(raw);
+    else await breakers.failure(raw);
     throw err;
   }
 }

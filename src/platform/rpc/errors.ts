@@ -5,6 +5,7 @@ import {
   ErrorInfoSchema,
   PreconditionFailureSchema,
 } from "../../../gen/google/rpc/error_details_pb.js";
+import { isDatabaseBusy, isDatabaseUnavailable } from "../db/errors.js";
 
 // The one error model: service code throws only ConnectErrors built here. Each carries a
 // google.rpc.ErrorInfo whose `reason` is the spec's machine code (`auth_required`, ...);
@@ -80,3 +81,13 @@ export const errors = {
     return rpcError(Code.Unimplemented, "unimplemented", `${what} is not implemented on this server yet`);
   },
 };
+
+/**
+ * The ConnectError for a database failure that is not the caller's fault: unreachable or dropped
+ * (503 `database_unavailable`) or busy (503 `database_busy`); undefined for any other error.
+ */
+export function databaseError(err: unknown): ConnectError | undefined {
+  if (isDatabaseUnavailable(err)) return errors.unavailable("database_unavailable", "the database is unavailable: the request was not completed; retry shortly", err);
+  if (isDatabaseBusy(err)) return errors.unavailable("database_busy", "the database is busy; retry", err);
+  return undefined;
+}

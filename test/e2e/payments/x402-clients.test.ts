@@ -108,7 +108,7 @@ describe("x402 clients pay on the dev chain", function () {
   it("reports the dev chain in /v1/health", async () => {
     const health = (await (await fetch(`${srv.url}/v1/health`)).json()) as Record<string, any>;
     expect(health.chain).to.deep.equal({ network: "eip155:84532", asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e", pay_to: srv.chain.treasury, rpc_url: srv.chain.rpcUrl, dev_chain: true });
-    expect(health.checks.map((c: { name: string; ready: boolean }) => [c.name, c.ready])).to.deep.equal([["database", true], ["chain", true]]);
+    expect(health.checks.map((c: { name: string; ready: boolean }) => [c.name, c.ready])).to.deep.equal([["database", true], ["chain", true], ["facilitator", true]]);
   });
 
   it("x402-fetch 1.x pays an async SKU once its cap is raised to the price, as a buyer would", async () => {

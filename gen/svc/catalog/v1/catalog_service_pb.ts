@@ -360,7 +360,7 @@ export const CatalogService: GenService<{
     output: typeof GetSkillGuideResponseSchema;
   },
   /**
-   * GetHealth reports liveness and the readiness of the database (REST: GET /v1/health).
+   * GetHealth reports liveness and the readiness of the database, the chain RPC and the facilitator (REST: GET /v1/health, 200 while serving; GET /v1/health/ready answers 503 when one is not ready; GET /v1/health/live checks nothing).
    *
    * @generated from rpc svc.catalog.v1.CatalogService.GetHealth
    */

@@ -11,7 +11,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/payment/v1/payment.proto.
  */
 export const file_svc_payment_v1_payment: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvcGF5bWVudC92MS9wYXltZW50LnByb3RvEg5zdmMucGF5bWVudC52MSKJAQoNVHJ1c3RFbnZlbG9wZRIWCg5jb250ZW50X3NoYTI1NhgBIAEoCRIXCg9jb250ZW50X3NjYW5uZWQYAiABKAgSMAoPcG9saWN5X21hbmlmZXN0GAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIVCg1jb250ZW50X2ZsYWdzGAQgAygJImIKDFBheW1lbnRQcm9vZhIPCgd0eF9oYXNoGAEgASgJEg8KB25ldHdvcmsYAiABKAkSDgoGYW1vdW50GAMgASgJEg0KBXBheWVyGAQgASgJEhEKCXByb29mX3VybBgFIAEoCSq1AQoKQ2FsbFN0YXR1cxIbChdDQUxMX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFUNBTExfU1RBVFVTX0RFTElWRVJFRBABEhcKE0NBTExfU1RBVFVTX1BFTkRJTkcQAhIkCiBDQUxMX1NUQVRVU19JTlNVRkZJQ0lFTlRfU1VCSkVDVBADEhgKFENBTExfU1RBVFVTX1JFRlVOREVEEAQSFgoSQ0FMTF9TVEFUVVNfRkFJTEVEEAViBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChxzdmMvcGF5bWVudC92MS9wYXltZW50LnByb3RvEg5zdmMucGF5bWVudC52MSKJAQoNVHJ1c3RFbnZlbG9wZRIWCg5jb250ZW50X3NoYTI1NhgBIAEoCRIXCg9jb250ZW50X3NjYW5uZWQYAiABKAgSMAoPcG9saWN5X21hbmlmZXN0GAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIVCg1jb250ZW50X2ZsYWdzGAQgAygJIowBCgxQYXltZW50UHJvb2YSDwoHdHhfaGFzaBgBIAEoCRIPCgduZXR3b3JrGAIgASgJEg4KBmFtb3VudBgDIAEoCRINCgVwYXllchgEIAEoCRIRCglwcm9vZl91cmwYBSABKAkSGAoLYmF0Y2hfaW5kZXgYBiABKA1IAIgBAUIOCgxfYmF0Y2hfaW5kZXgqtQEKCkNhbGxTdGF0dXMSGwoXQ0FMTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVDQUxMX1NUQVRVU19ERUxJVkVSRUQQARIXChNDQUxMX1NUQVRVU19QRU5ESU5HEAISJAogQ0FMTF9TVEFUVVNfSU5TVUZGSUNJRU5UX1NVQkpFQ1QQAxIYChRDQUxMX1NUQVRVU19SRUZVTkRFRBAEEhYKEkNBTExfU1RBVFVTX0ZBSUxFRBAFYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * TrustEnvelope (`svc_trust`) lets a buyer check a deliverable.
@@ -90,11 +90,18 @@ export type PaymentProof = Message<"svc.payment.v1.PaymentProof"> & {
   payer: string;
 
   /**
-   * Public settlement proof path (`/v1/proofs/settlement/{tx_hash}`).
+   * Public settlement proof path (`/v1/proofs/settlement/{tx_hash}`, `{tx_hash}:{batch_index}` when batched).
    *
    * @generated from field: string proof_url = 5;
    */
   proofUrl: string;
+
+  /**
+   * Index of this payment's authorization in a batched settlement transaction; absent when the transaction settled it alone.
+   *
+   * @generated from field: optional uint32 batch_index = 6;
+   */
+  batchIndex?: number | undefined;
 };
 
 /**

@@ -79,7 +79,7 @@ export const ListSettlementProofsResponseSchema: GenMessage<ListSettlementProofs
  */
 export type GetSettlementProofRequest = Message<"svc.proof.v1.GetSettlementProofRequest"> & {
   /**
-   * Transaction hash.
+   * Transaction hash, or `{tx_hash}:{batch_index}` for one payment of a batched settlement.
    *
    * @generated from field: string tx_hash = 1;
    */

@@ -1,0 +1,211 @@
+import os from "node:os";
+import path from "node:path";
+import fs from "node:fs";
+import { randomBytes } from "node:crypto";
+import mysql from "mysql2/promise";
+import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey } from "viem/accounts";
+import { startChild, type Child } from "./bench/children.js";
+import { expectStatus, httpClient, runClosedLoop, type RunResult, type Send, type Unit } from "./bench/load-client.js";
+import { decodeRequired, newBuyers, signPayments } from "./bench/buyers.js";
+
+// npm run bench:load: throughput and p50/p99 latency at increasing concurrency against MySQL/MariaDB
+// and the dev chain (anvil), one load generator for every scenario:
+//   bare-node      a bare Node HTTP server answering a fixed 402 (the floor for the challenge path)
+//   challenge      our 402 challenge of a paid SKU
+//   catalog        GET /v1/services
+//   paid           our paid sync calls (attestation.single-use-seal), real EIP-3009 payments settled on anvil
+//   x402-express   the same paid call through @x402/express 2.27 + the x402 reference facilitator (HTTP, loopback)
+//   marketplace    escrowed flows: post request -> bid -> accept -> complete -> release payout (one flow = 5 requests)
+// Each server runs in its own child process; this process only generates load. Figures are printed,
+// never asserted. Settings: DATABASE_URL, BENCH_LEVELS (1,8,32,128), BENCH_SECONDS (per level, 4),
+// BENCH_PAID_SECONDS (8), BENCH_ONLY (scenario names), BENCH_PROFILE=1 (CPU profile of our server into
+// BENCH_PROFILE_DIR, default $TMPDIR/svc-bench-profiles).
+
+const DATABASE_URL = process.env.DATABASE_URL ?? "mariadb://root@127.0.0.1:3306/test";
+const LEVELS = (process.env.BENCH_LEVELS ?? "1,8,32,128").split(",").map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const PAID_SECONDS = Number(process.env.BENCH_PAID_SECONDS ?? 8);
+const ONLY = process.env.BENCH_ONLY?.split(",");
+/** Most payments pre-signed per level: enough for the level's duration at well above the measured rates. */
+const PAID_CAP = (c: number) => Math.min(1_200, 40 + c * 12);
+const FLOW_CAP = (c: number) => Math.min(600, 20 + c * 5);
+const SKU = "attestation.single-use-seal";
+const SEAL_BODY = JSON.stringify({ producer: "bench", content_sha256: "a".repeat(64) });
+const OPERATOR = `bench-operator-${randomBytes(8).toString("hex")}`;
+/** anvil's well-known dev keys 5 and 6: the reference facilitator's key and its payTo (never used by our server). */
+const REFERENCE_FACILITATOR_KEY = "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba";
+const REFERENCE_PAY_TO = "0x976EA74026E726554dB657fA54763abd0C3a0aa9";
+
+interface Row {
+  scenario: string;
+  concurrency: number;
+  unit: string;
+  r: RunResult;
+}
+
+async function withAdmin<T>(fn: (c: mysql.Connection) => Promise<T>): Promise<T> {
+  const url = new URL(DATABASE_URL);
+  const admin = await mysql.createConnection({ host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username || "root"), password: decodeURIComponent(url.password) });
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+const json = async (send: Send, method: string, p: string, body: unknown, headers: Record<string, string> = {}) => {
+  const res = await send(method, p, headers, body === undefined ? undefined : JSON.stringify(body));
+  return { status: res.status, body: JSON.parse(res.body || "{}"), headers: res.headers };
+};
+
+async function main() {
+  const schema = `bench_${randomBytes(4).toString("hex")}`;
+  const dbUrl = new URL(DATABASE_URL);
+  dbUrl.pathname = `/${schema}`;
+  await withAdmin((a) => a.query(`CREATE DATABASE \`${schema}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`));
+  const children: Child<any>[] = [];
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-load-"));
+  const profileDir = process.env.BENCH_PROFILE_DIR ?? path.join(os.tmpdir(), "svc-bench-profiles");
+  try {
+    console.log(`svc bench:load on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), node ${process.version}, ${dbUrl.protocol}//${dbUrl.host}/${schema}, levels ${LEVELS.join(",")}, load average ${os.loadavg()[0]!.toFixed(2)}\n`);
+    const profile = process.env.BENCH_PROFILE === "1" ? [`--cpu-prof`, `--cpu-prof-dir=${profileDir}`] : [];
+    const ours = await startChild<{ url: string; rpcUrl: string; payTo: string }>("./our-server.ts", {
+      DATABASE_URL: dbUrl.toString(),
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "silent",
+      DEV_CHAIN_PERSIST: "false",
+      DATA_DIR: dataDir,
+      OPERATOR_API_KEY: OPERATOR,
+    }, profile);
+    children.push(ours);
+    const bare = await startChild<{ url: string }>("./bare-server.ts", {});
+    children.push(bare);
+    const facilitator = await startChild<{ url: string }>("./reference-facilitator.ts", { RPC_URL: ours.info.rpcUrl, FACILITATOR_KEY: REFERENCE_FACILITATOR_KEY });
+    children.push(facilitator);
+
+    const setup = httpClient(ours.info.url, 16);
+    const ch = await setup.send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY);
+    if (ch.status !== 402) throw new Error(`challenge answered ${ch.status}: ${ch.body}`);
+    const ourRequired = decodeRequired(ch.headers["payment-required"]);
+    const amount = BigInt(ourRequired.accepts[0]!.amount);
+    const price = `$${(Number(amount) / 1e6).toFixed(6).replace(/0+$/, "").replace(/\.$/, "")}`;
+    const reference = await startChild<{ url: string }>("./reference-server.ts", { FACILITATOR_URL: facilitator.info.url, PRICE: price, PAY_TO: REFERENCE_PAY_TO });
+    children.push(reference);
+
+    // Buyers: many funded keys, so per-payer rate limits (defaults kept) do not throttle the run.
+    const buyers = newBuyers(Number(process.env.BENCH_BUYERS ?? 256));
+    const t0 = performance.now();
+    let k = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (k < buyers.length) {
+          const b = buyers[k++]!;
+          const r = await json(setup.send, "POST", "/v1/dev/faucet", { address: b.address, amount_usd: 20 });
+          if (r.status !== 200) throw new Error(`faucet answered ${r.status}: ${JSON.stringify(r.body)}`);
+        }
+      }),
+    );
+    console.log(`funded ${buyers.length} buyers in ${((performance.now() - t0) / 1000).toFixed(1)} s; price ${price} (${amount} atomic) on both sides\n`);
+    const refCh = await httpClient(reference.info.url, 1).send("POST", "/paid", {}, SEAL_BODY);
+    if (refCh.status !== 402) throw new Error(`reference challenge answered ${refCh.status}: ${refCh.body}`);
+    const refRequired = decodeRequired(refCh.headers["payment-required"]);
+
+    // Marketplace parties: requesters (starter credit escrows) and providers.
+    const agents = Number(process.env.BENCH_AGENTS ?? 64);
+    const register = async (extra: Record<string, unknown> = {}) => {
+      const r = await json(setup.send, "POST", "/v1/agents/register", { name: `bench-${randomBytes(6).toString("hex")}`, ...extra });
+      if (r.status !== 201) throw new Error(`register answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return { name: r.body.agent.name as string, key: r.body.api_key as string, note: r.body.starter_credit.note as string };
+    };
+    const wantMarket = !ONLY || ONLY.includes("marketplace");
+    const requesters = wantMarket ? await Promise.all(Array.from({ length: agents }, () => register())) : [];
+    const providers = wantMarket ? await Promise.all(Array.from({ length: agents }, () => register({ evm_address: privateKeyToAccount(generatePrivateKey()).address }))) : [];
+    setup.close();
+
+    const rows: Row[] = [];
+    const run = async (scenario: string, unitName: string, origin: string, c: number, max: number, ms: number, unit: Unit) => {
+      if (ONLY && !ONLY.includes(scenario)) return;
+      const r = await runClosedLoop(origin, { concurrency: c, maxRequests: max, durationMs: ms }, unit);
+      rows.push({ scenario, concurrency: c, unit: unitName, r });
+      console.log(`  ${scenario.padEnd(13)} c=${String(c).padEnd(4)} ${r.requests} ${unitName}s, ${r.perSecond.toFixed(0)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(0)} ms, errors ${r.errors}${r.firstError ? ` (${r.firstError})` : ""}`);
+    };
+    const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+    // Time spent per marketplace step, to show which one bounds the flow.
+    const steps = new Map<string, number>();
+    const timed = async <T>(step: string, p: Promise<T>): Promise<T> => {
+      const t = performance.now();
+      try {
+        return await p;
+      } finally {
+        steps.set(step, (steps.get(step) ?? 0) + performance.now() - t);
+      }
+    };
+    const flow: Unit = async (i, send) => {
+      const rq = requesters[i % requesters.length]!;
+      const pv = providers[i % providers.length]!;
+      const created = await timed("request", json(send, "POST", "/a2a/requests", { capability_id: "research", task_description: "summarize the x402 spec", budget_usd: 0.01, tags: ["bench"] }, { ...bearer(rq.key), "x-402-payment": rq.note }));
+      if (created.status !== 201) return `post request ${created.status}: ${JSON.stringify(created.body)}`;
+      const bid = await timed("bid", json(send, "POST", `/a2a/requests/${created.body.request_id}/bids`, { capability_id: "research", agent_name: pv.name, display_name: `${pv.name} offer`, price_usd: 0.01, eta_seconds: 60 }, bearer(pv.key)));
+      if (bid.status !== 201) return `bid ${bid.status}: ${JSON.stringify(bid.body)}`;
+      const accepted = await timed("accept", json(send, "POST", `/a2a/bids/${bid.body.bid_id}/accept`, {}, bearer(rq.key)));
+      if (accepted.status !== 200) return `accept ${accepted.status}: ${JSON.stringify(accepted.body)}`;
+      const done = await timed("complete", json(send, "POST", `/a2a/jobs/${accepted.body.job_id}/complete`, { result_summary: "the spec in 5 bullets" }, bearer(pv.key)));
+      if (done.status !== 200) return `complete ${done.status}: ${JSON.stringify(done.body)}`;
+      const released = await timed("release", json(send, "POST", `/v1/admin/payouts/${done.body.payout.payout_id}/release`, {}, bearer(OPERATOR)));
+      if (released.status !== 200) return `release ${released.status}: ${JSON.stringify(released.body)}`;
+      return undefined;
+    };
+
+    let signedOffset = 0;
+    for (const c of LEVELS) {
+      console.log(`concurrency ${c}`);
+      const ms = SECONDS * 1000;
+      await run("bare-node", "request", bare.info.url, c, Infinity, ms, expectStatus(402, (_i, send) => send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY)));
+      await run("challenge", "request", ours.info.url, c, Infinity, ms, expectStatus(402, (_i, send) => send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY)));
+      await run("catalog", "request", ours.info.url, c, Infinity, ms, expectStatus(200, (_i, send) => send("GET", "/v1/services")));
+      const n = PAID_CAP(c);
+      const ourPayments = signPayments(buyers, ourRequired, n, signedOffset);
+      const refPayments = signPayments(buyers, refRequired, n, signedOffset);
+      signedOffset += n;
+      await run("paid", "call", ours.info.url, c, n, PAID_SECONDS * 1000, expectStatus(200, (i, send) => send("POST", `/v1/services/${SKU}`, { "payment-signature": ourPayments[i]! }, SEAL_BODY)));
+      await run("x402-express", "call", reference.info.url, c, n, PAID_SECONDS * 1000, expectStatus(200, (i, send) => send("POST", "/paid", { "payment-signature": refPayments[i]! }, SEAL_BODY)));
+      steps.clear();
+      await run("marketplace", "flow", ours.info.url, c, FLOW_CAP(c), PAID_SECONDS * 1000, flow);
+      const flows = rows.at(-1)?.scenario === "marketplace" ? rows.at(-1)!.r.requests : 0;
+      if (flows) console.log(`    per step, mean ms: ${[...steps].map(([k, ms]) => `${k} ${(ms / flows).toFixed(0)}`).join(", ")}`);
+    }
+
+    printTable(rows);
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    await withAdmin((a) => a.query(`DROP DATABASE IF EXISTS \`${schema}\``));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function printTable(rows: Row[]) {
+  const f = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : "-");
+  console.log("\n| scenario | concurrency | requests | throughput /s | p50 ms | p99 ms | max ms | errors |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const { scenario, concurrency, unit, r } of rows) {
+    console.log(`| ${scenario}${unit === "flow" ? " (flows of 5 requests)" : ""} | ${concurrency} | ${r.requests} | ${f(r.perSecond)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.max)} | ${r.errors} |`);
+  }
+  const at = (s: string, c: number) => rows.find((x) => x.scenario === s && x.concurrency === c)?.r;
+  console.log("\n| concurrency | paid throughput ours / reference | our paid p99 vs reference p50 | challenge / bare Node throughput |");
+  console.log("|---|---|---|---|");
+  for (const c of LEVELS) {
+    const ours = at("paid", c), ref = at("x402-express", c), ch = at("challenge", c), bare = at("bare-node", c);
+    const ratio = ours && ref ? `${(ours.perSecond / ref.perSecond).toFixed(2)}x` : "-";
+    const lat = ours && ref ? `${f(ours.p99, 1)} vs ${f(ref.p50, 1)} ms (${ours.p99 < ref.p50 ? "below" : "not below"})` : "-";
+    const chr = ch && bare ? `${((ch.perSecond / bare.perSecond) * 100).toFixed(0)}%` : "-";
+    console.log(`| ${c} | ${ratio} | ${lat} | ${chr} |`);
+  }
+  // A stall is a request left unanswered (the client gives up after BENCH_REQUEST_TIMEOUT_MS, 30 s) or a failed one.
+  const stalls = rows.filter((x) => x.r.errors > 0);
+  console.log(stalls.length ? `\nerrors or stalls: ${stalls.map((x) => `${x.scenario}@${x.concurrency}: ${x.r.firstError}`).join("; ")}` : "\nno stall: every request answered as expected");
+  console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (figures are only comparable within one run)`);
+}
+
+await main();

@@ -1,0 +1,24 @@
+import type { DataSource, EntityManager } from "typeorm";
+
+// Small raw-SQL helpers for state shared by every process (counters, breakers, nonces): one statement
+// each, atomic on its own on SQLite and MySQL/MariaDB alike.
+
+const isSqlite = (ds: DataSource) => ds.options.type === "better-sqlite3";
+
+/** The two-argument maximum / minimum: MAX()/MIN() on SQLite, GREATEST()/LEAST() on MySQL. */
+export const sqlGreatest = (ds: DataSource) => (isSqlite(ds) ? "MAX" : "GREATEST");
+export const sqlLeast = (ds: DataSource) => (isSqlite(ds) ? "MIN" : "LEAST");
+
+/** `INSERT IGNORE` on MySQL, `INSERT OR IGNORE` on SQLite. */
+export const sqlInsertIgnore = (ds: DataSource) => (isSqlite(ds) ? "INSERT OR IGNORE" : "INSERT IGNORE");
+
+/** Runs one statement (`?` placeholders) and returns the rows it changed. */
+export async function execute(ds: DataSource, sql: string, params: unknown[], manager?: EntityManager): Promise<number> {
+  const runner = manager?.queryRunner ?? ds.createQueryRunner();
+  try {
+    const res = await runner.query(sql, params, true);
+    return res.affected ?? 0;
+  } finally {
+    if (!manager?.queryRunner) await runner.release();
+  }
+}

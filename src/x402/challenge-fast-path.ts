@@ -1,0 +1,165 @@
+import type http from "node:http";
+import type http2 from "node:http2";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import { trace } from "@opentelemetry/api";
+import { PaymentService } from "../../gen/svc/payment/v1/payment_service_pb.js";
+import type { Logger } from "../platform/log.js";
+import type { AppMetrics } from "../platform/metrics/app-metrics.js";
+import { requestIdFrom } from "../platform/request-context.js";
+import { KIT_VERSION_HEADER } from "../catalog/kit.js";
+import type { SkuDefinition } from "../catalog/catalog-config.js";
+import { JURISDICTION_HEADER } from "../policy/jurisdiction.js";
+import { fromLegacyJson } from "../rest/legacy-json.js";
+import { challengeBody, send } from "../rest/rest-shim.js";
+import type { RestContext, RouteTable, RpcRoute } from "../rest/route-table.js";
+import { httpStatusFor } from "../rest/status-table.js";
+import { PAYMENT_REQUIRED, type PaymentGate } from "./payment-gate.js";
+import { encodePaymentRequired } from "./wire.js";
+
+// The challenge fast path: an unpaid REST call of a paid SKU (POST /v1/services/{sku_id} carrying no payment
+// header of any kind) is answered its 402 here, without the Connect adapter, the RPC interceptors and the
+// in-process transport. It runs the gate's own pre-challenge checks (PaymentGate.beforeChallenge) and builds
+// the challenge with the gate's own builder (firstChallenge, cached per SKU and base URL), writes it with the
+// REST shim's writer, and counts what the normal path counts (the payments and RPC metrics; the HTTP edge
+// around it counts the request). Anything else - a refusal, an unpaid-subject answer, a payment, an Authorization
+// or kit header, another content type or encoding, HTTP/2, a recording trace - goes the normal way, with the
+// body it already read handed to the REST shim; when the gate's checks already ran, the normal path reuses their
+// outcome (PaymentGate.reusingChecks) instead of running them twice. Sits inside the HTTP edge, security
+// headers, CORS and body limit.
+
+type Req = http.IncomingMessage | http2.Http2ServerRequest;
+type Res = http.ServerResponse | http2.Http2ServerResponse;
+
+export interface ChallengeFastPathOptions {
+  gate: PaymentGate;
+  table: RouteTable;
+  /** The REST shim: takes over a request whose body the fast path already read. */
+  restShim: (req: any, res: any, body?: string) => Promise<void>;
+  maxBodyBytes: number;
+  publicBaseUrl?: string;
+  metrics: AppMetrics;
+  log: Logger;
+  /** Most cached challenges (SKU x base URL; the Host header chooses the base URL, so it is bounded). */
+  cacheSize?: number;
+  /** Counts the requests the fast path answered itself (tests check it ran). */
+  stats?: { answered: number };
+}
+
+/** A header naming a payment of any kind (x402's PAYMENT-SIGNATURE / X-PAYMENT, ecash, a starter-credit note...). */
+const PAYMENT_HEADER = /payment|cashu|ecash|402/i;
+const CALL_SERVICE = PaymentService.method.callService;
+const RPC_LABELS = { service: PaymentService.typeName, method: CALL_SERVICE.name, code: "failed_precondition" };
+const RPC_NAME = `${PaymentService.typeName}/${CALL_SERVICE.name}`;
+
+interface CachedChallenge {
+  status: number;
+  header: string;
+  body: string;
+}
+
+/** Whether the request's headers alone allow the fast path (nothing of it is read yet). */
+function eligible(req: Req, maxBodyBytes: number): boolean {
+  if (req.method !== "POST" || req.httpVersionMajor !== 1) return false;
+  const url = req.url;
+  if (!url || !url.startsWith("/v1/services/") || url.includes("?")) return false;
+  const h = req.headers;
+  const type = h["content-type"];
+  if (type !== undefined && !/^application\/json\s*(;|$)/i.test(type)) return false;
+  const length = h["content-length"];
+  if (length === undefined || !(Number(length) <= maxBodyBytes)) return false;
+  if (h["transfer-encoding"] !== undefined || h["content-encoding"] !== undefined || h.expect !== undefined) return false;
+  if (h.authorization !== undefined || h[KIT_VERSION_HEADER] !== undefined) return false;
+  for (const name in h) if (PAYMENT_HEADER.test(name)) return false;
+  return true;
+}
+
+function readBody(req: Req): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+export function withChallengeFastPath<H extends (req: any, res: any) => unknown>(next: H, o: ChallengeFastPathOptions): H {
+  const cacheSize = o.cacheSize ?? 256;
+  const rpcCount = o.metrics.rpcRequests.labels(RPC_LABELS);
+  const rpcTime = o.metrics.rpcDuration.labels(RPC_LABELS);
+  const cache = new Map<string, CachedChallenge>();
+  const cached = (sku: SkuDefinition, baseUrl: string): CachedChallenge => {
+    const key = `${sku.skuId} ${baseUrl}`;
+    let hit = cache.get(key);
+    if (!hit) {
+      const ch = o.gate.firstChallenge(sku, baseUrl);
+      hit = {
+        status: httpStatusFor(Code.FailedPrecondition, "payment_required"),
+        header: encodePaymentRequired(ch.v2),
+        body: JSON.stringify(challengeBody(ch.v1, "payment_required", PAYMENT_REQUIRED)),
+      };
+      if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
+      cache.set(key, hit);
+    }
+    return hit;
+  };
+
+  async function answer(req: Req, res: Res, route: RpcRoute, params: Record<string, string>): Promise<void> {
+    const started = process.hrtime.bigint();
+    let text: string;
+    try {
+      text = await readBody(req);
+    } catch {
+      res.destroy(); // the client went away mid-body
+      return;
+    }
+    const fallBack = () => o.restShim(req, res, text);
+    try {
+      const body = text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
+      if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) return await fallBack();
+      const baseUrl = o.publicBaseUrl ?? `http://${req.headers.host ?? "localhost"}`;
+      const ctx: RestContext = { params, query: new URLSearchParams(), body: body as JsonObject | undefined, headers: req.headers, baseUrl };
+      // The same request mapping and JSON codec as the REST shim's.
+      const message = fromLegacyJson(CALL_SERVICE.input, route.request!(ctx));
+      const jurisdiction = req.headers[JURISDICTION_HEADER];
+      const outcome = o.gate.beforeChallenge({
+        skuId: message.skuId,
+        input: (message.input ?? {}) as JsonObject,
+        paymentHeader: undefined,
+        baseUrl,
+        jurisdiction: Array.isArray(jurisdiction) ? jurisdiction.join(", ") : jurisdiction,
+      });
+      // Refused or not to be challenged: the normal path answers, with this outcome instead of a second run of the checks.
+      const handOn = () => o.gate.reusingChecks(message.skuId, outcome, fallBack);
+      let before;
+      try {
+        before = await outcome;
+      } catch {
+        return await handOn();
+      }
+      if (before.kind !== "challenge") return await handOn();
+      const ch = cached(before.sku, baseUrl);
+      const requestId = requestIdFrom(req.headers["x-request-id"]);
+      // What the normal path counts and logs for this call: the payments outcome, the RPC metric, the refusal line.
+      o.gate.countChallenged();
+      rpcCount.inc();
+      rpcTime.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      o.log.info({ rpc: RPC_NAME, requestId, ms: +(Number(process.hrtime.bigint() - started) / 1e6).toFixed(2), code: Code[Code.FailedPrecondition], reason: "payment_required" }, "rpc refused");
+      if (o.stats) o.stats.answered++;
+      send(res as http.ServerResponse, { status: ch.status, headers: { "x-request-id": requestId, "cache-control": "no-store", "payment-required": ch.header }, body: ch.body }, false);
+    } catch {
+      // A body the REST mapping refuses (not JSON, not an object...), or anything unexpected: the normal path answers.
+      if (!res.headersSent) await fallBack();
+    }
+  }
+
+  const wrapped = (req: Req, res: Res) => {
+    if (!eligible(req, o.maxBodyBytes)) return next(req, res);
+    const match = o.table.match("POST", req.url!);
+    if (match.kind !== "found" || match.route.kind !== "rpc" || match.route.rpc !== CALL_SERVICE || !match.route.request || match.route.codec === "proto") return next(req, res);
+    // With tracing on, the normal path makes the RPC span.
+    if (trace.getActiveSpan()?.isRecording()) return next(req, res);
+    void answer(req, res, match.route, match.params).catch(() => res.destroy());
+  };
+  return wrapped as unknown as H;
+}

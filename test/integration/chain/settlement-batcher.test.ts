@@ -1,0 +1,148 @@
+import { expect } from "chai";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { encodeFunctionData, parseSignature, toHex, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { PaymentPayloadSchema, PaymentRequirementsSchema, type PaymentPayload } from "../../../gen/svc/payment/v1/x402_pb.js";
+import { loadConfig } from "../../../src/config.js";
+import { createLogger } from "../../../src/platform/log.js";
+import { startChain, type ChainRuntime } from "../../../src/chain/chain-runtime.js";
+import { DEV_USDC } from "../../../src/chain/artifacts.js";
+import { TransactionSender } from "../../../src/chain/tx-sender.js";
+import { findSettlement } from "../../../src/chain/settlement-logs.js";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../src/x402/eip3009.js";
+import { BuiltInFacilitator } from "../../../src/x402/builtin-facilitator.js";
+
+// The SettlementBatcher contract through the built-in facilitator on a real anvil: every item of a
+// batch runs in its own try/catch, so an authorization already used on-chain (front-run) or one the
+// payer's balance no longer covers fails alone while the others settle in the same transaction.
+
+const PRICE = 10_000n;
+
+describe("SettlementBatcher on the dev chain", function () {
+  this.timeout(60_000);
+  let chain: ChainRuntime;
+  let dir: string;
+  let config: ReturnType<typeof loadConfig>;
+  let faucet: TransactionSender;
+  const log = createLogger("silent");
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-batcher-"));
+    config = loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dir, DEV_CHAIN_PERSIST: "false" });
+    chain = await startChain(config, log);
+    faucet = new TransactionSender(chain.publicClient, chain.faucetAccount!, chain.chain, { resendAfterMs: 5_000, timeoutMs: 30_000, pollMs: 25, log });
+  });
+  after(async () => {
+    await chain.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const requirements = () =>
+    create(PaymentRequirementsSchema, {
+      scheme: "exact",
+      network: chain.network.caip2,
+      amount: PRICE.toString(),
+      asset: chain.network.usdcAddress,
+      payTo: chain.treasury,
+      maxTimeoutSeconds: 300,
+      extra: { name: chain.network.usdcDomain.name, version: chain.network.usdcDomain.version },
+    });
+
+  async function fund(amount: bigint): Promise<PrivateKeyAccount> {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await faucet.send({ to: chain.network.usdcAddress, data: encodeFunctionData({ abi: DEV_USDC.abi, functionName: "mint", args: [account.address, amount] }), gas: 200_000n });
+    return account;
+  }
+
+  async function sign(account: PrivateKeyAccount) {
+    const auth = { from: account.address, to: chain.treasury, value: PRICE, validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 300), nonce: toHex(randomBytes(32)) as Hex };
+    const signature = await account.signTypedData({
+      domain: { ...chain.network.usdcDomain, chainId: chain.network.chainId, verifyingContract: chain.network.usdcAddress },
+      types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+      primaryType: "TransferWithAuthorization",
+      message: auth,
+    });
+    const payload = create(PaymentPayloadSchema, {
+      x402Version: 2,
+      accepted: requirements(),
+      payload: { signature, authorization: { from: auth.from, to: auth.to, value: PRICE.toString(), validAfter: "0", validBefore: auth.validBefore.toString(), nonce: auth.nonce } },
+    });
+    return { auth, signature, payload };
+  }
+
+  const balance = async (a: string) => (await chain.publicClient.readContract({ address: chain.network.usdcAddress, abi: DEV_USDC.abi, functionName: "balanceOf", args: [a] })) as bigint;
+
+  it("settles the good items of one batch transaction and fails the bad ones alone, each with its own outcome", async () => {
+    const a = await fund(PRICE);
+    const b = await fund(PRICE);
+    const c = await fund(PRICE); // covers one of its two authorizations
+    const d = await fund(PRICE);
+    const signed = { a: await sign(a), b: await sign(b), c1: await sign(c), c2: await sign(c), d: await sign(d) };
+
+    // Every settlement is verified (each alone is valid); then, before the batch is sent, b's
+    // authorization is submitted directly on the token by a third party (EIP-3009 allows anyone).
+    const real = new TransactionSender(chain.publicClient, chain.facilitatorAccount!, chain.chain, { resendAfterMs: 5_000, timeoutMs: 30_000, pollMs: 25, log });
+    let frontRun: Hex | undefined;
+    const sender = Object.assign(Object.create(real) as TransactionSender, {
+      send: async (...args: Parameters<TransactionSender["send"]>) => {
+        if (!frontRun) {
+          const { auth, signature } = signed.b;
+          const sig = parseSignature(signature);
+          const data = encodeFunctionData({
+            abi: DEV_USDC.abi,
+            functionName: "transferWithAuthorization",
+            args: [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, Number(sig.v), sig.r, sig.s],
+          });
+          frontRun = (await faucet.send({ to: chain.network.usdcAddress, data, gas: 150_000n })).transactionHash;
+        }
+        return real.send(...args);
+      },
+    });
+    const facilitator = new BuiltInFacilitator(chain.network, chain.publicClient, sender, undefined, undefined, { batcher: config.settlementBatcherAddress!, windowMs: 5_000, max: 5 }, log);
+    const treasuryBefore = await balance(chain.treasury);
+    const order: PaymentPayload[] = [signed.a.payload, signed.b.payload, signed.c1.payload, signed.c2.payload, signed.d.payload];
+    const [ra, rb, rc1, rc2, rd] = await Promise.all(order.map((p) => facilitator.settle(p, requirements())));
+
+    const batchTx = ra!.transaction;
+    for (const r of [ra, rc1, rd]) {
+      expect(r).to.include({ success: true, transaction: batchTx });
+      expect(r!.extra).to.have.property("batchIndex").that.is.a("number");
+    }
+    expect(new Set([ra, rc1, rd].map((r) => r!.extra!.batchIndex)).size).to.equal(3);
+    // b was settled by the front-running transaction: the payment is paid, to the signed recipient.
+    expect(rb).to.include({ success: true, transaction: frontRun });
+    expect(rb!.extra).to.equal(undefined);
+    // c's second authorization is not covered any more: it fails alone, in the same transaction.
+    expect(rc2).to.include({ success: false, errorReason: "invalid_exact_evm_insufficient_balance", transaction: batchTx });
+    expect(rc2!.errorMessage).to.contain("ERC20: transfer amount exceeds balance");
+
+    // On-chain: one batch transaction to the batcher with one outcome event per item.
+    const receipt = await chain.publicClient.getTransactionReceipt({ hash: batchTx as Hex });
+    expect(receipt.to!.toLowerCase()).to.equal(config.settlementBatcherAddress!.toLowerCase());
+    const outcome = (s: typeof signed.a) => findSettlement(receipt.logs, chain.network.usdcAddress, s.auth.from, s.auth.nonce, undefined, config.settlementBatcherAddress);
+    expect(outcome(signed.a)).to.deep.include({ used: true, batchIndex: ra!.extra!.batchIndex });
+    expect(outcome(signed.b).failure).to.contain("authorization is used or canceled");
+    expect(outcome(signed.c2).failure).to.contain("exceeds balance");
+    expect(outcome(signed.c2).used).to.equal(false);
+    expect(await balance(chain.treasury)).to.equal(treasuryBefore + 4n * PRICE); // a, b (front-run), c1, d
+    expect(await balance(c.address)).to.equal(0n);
+  });
+
+  it("sends a window's lone settlement directly to the token, without a batch index", async () => {
+    const a = await fund(PRICE);
+    const facilitator = new BuiltInFacilitator(chain.network, chain.publicClient, faucetless(), undefined, undefined, { batcher: config.settlementBatcherAddress!, windowMs: 10, max: 50 }, log);
+    const r = await facilitator.settle((await sign(a)).payload, requirements());
+    expect(r.success).to.equal(true);
+    expect(r.extra).to.equal(undefined);
+    const tx = await chain.publicClient.getTransaction({ hash: r.transaction as Hex });
+    expect(tx.to!.toLowerCase()).to.equal(chain.network.usdcAddress.toLowerCase());
+  });
+
+  function faucetless() {
+    return new TransactionSender(chain.publicClient, chain.facilitatorAccount!, chain.chain, { resendAfterMs: 5_000, timeoutMs: 30_000, pollMs: 25, log });
+  }
+});

@@ -161,7 +161,7 @@ export class PayoutEntity {
   @Column({ name: "tx_hash", type: "varchar", length: 66, nullable: true })
   txHash!: string | null;
 
-  /** Every transfer broadcast for this payout (a re-send has a new hash): whichever is mined is the payment. */
+  /** `{"nonce": n, "hashes": [...]}` of every transfer signed for this payout (stored before broadcast; a re-send has a new hash; rows from before hold a bare array): whichever is mined is the payment. */
   @Column({ name: "sent_hashes_json", type: "text", nullable: true })
   sentHashesJson!: string | null;
 

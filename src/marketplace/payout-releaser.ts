@@ -3,7 +3,7 @@ import type { DataSource } from "typeorm";
 import type { ChainRuntime } from "../chain/chain-runtime.js";
 import { DEV_USDC } from "../chain/artifacts.js";
 import { BroadcastError, type TransactionSender } from "../chain/tx-sender.js";
-import { sentOutcome } from "../chain/sent-outcome.js";
+import { knownToNode, parseSent, sentOutcome, takeTreasuryNonce, withSent } from "../chain/sent-outcome.js";
 import { newId } from "../platform/ids.js";
 import type { Logger } from "../platform/log.js";
 import { runInTransaction } from "../platform/db/transaction.js";
@@ -19,8 +19,8 @@ import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.
 // Operator-released payouts. A provider with a payout wallet is paid in USDC on-chain from the
 // treasury (when starter-credit cash-out is allowed: every job is funded by starter credit, which is
 // given away at registration); otherwise it is credited on its starter-credit note. The payout moves pending -> releasing
-// (guarded: one release per payout) -> released with its ledger entry and public receipt. Every hash
-// broadcast is stored before waiting, so a release whose outcome is unknown (not mined in time, a
+// (guarded: one release per payout) -> released with its ledger entry and public receipt. Every signed
+// transfer is stored with its nonce before it is broadcast, so a release whose outcome is unknown (not mined in time, a
 // crash) stays `releasing` and is settled later from whichever transfer was mined: never paid twice.
 // It goes back to `pending` only when nothing can have moved (refused by the node, reverted, or its
 // nonce used by another transaction). Across a cluster one server at a time sends a payout: it holds a
@@ -104,10 +104,12 @@ export class PayoutReleaser {
     let receipt;
     let stored = 0;
     try {
-      receipt = await this.treasurySender.send({ to: this.chain.network.usdcAddress, data, gas: TRANSFER_GAS }, async (hash) => {
-        await this.remember(payoutId, hash);
+      // Stored signed, with its nonce, before it is broadcast: no crash leaves a sent transfer unknown.
+      const beforeBroadcast = async (hash: Hex, nonce: number) => {
+        await this.remember(payoutId, hash, nonce);
         stored++;
-      });
+      };
+      receipt = await this.treasurySender.send({ to: this.chain.network.usdcAddress, data, gas: TRANSFER_GAS, beforeBroadcast });
     } catch (err) {
       if (err instanceof BroadcastError) return this.backToPending(payoutId, err); // nothing was broadcast
       this.log.error({ err, payoutId }, "payout transfer outcome unknown; left releasing");
@@ -141,10 +143,15 @@ export class PayoutReleaser {
     return this.underLease(payoutId, async () => {
       const row = (await this.ds.manager.findOneBy(PayoutEntity, { payoutId }))!;
       if (row.state !== "releasing") return this.release(payoutId);
-      const hashes = row.sentHashesJson ? (JSON.parse(row.sentHashesJson) as Hex[]) : [];
+      const sent = parseSent(row.sentHashesJson);
       // Nothing broadcast by a holder that died, or broadcasts that can never be mined: nothing moved.
-      const outcome = hashes.length ? await sentOutcome(this.chain.publicClient, this.treasurySender!.address, hashes) : { kind: "dead" as const };
+      const outcome = sent.hashes.length ? await sentOutcome(this.chain.publicClient, this.treasurySender!.address, sent.hashes, sent.nonce) : { kind: "dead" as const };
       if (outcome.kind === "mined") return this.record(row, provider, "usdc", outcome.receipt.transactionHash, undefined);
+      // Stored but unknown to the node (dropped, or the holder died before broadcasting it): take its nonce, so
+      // it can never be mined and the next pass finds it dead and sends the payout again.
+      if (outcome.kind === "pending" && sent.nonce !== undefined && !(await knownToNode(this.chain.publicClient, sent.hashes))) {
+        await takeTreasuryNonce(this.chain, this.treasurySender!.address, sent.nonce).catch(() => undefined);
+      }
       if (outcome.kind === "dead") {
         const back = await this.ds.manager.update(PayoutEntity, { payoutId, state: "releasing", releaseHolder: this.holder }, { state: "pending", sentHashesJson: null, releaseTime: null, releaseHolder: null, releaseLeaseUntil: null });
         if ((back.affected ?? 0) === 1) return this.release(payoutId);
@@ -155,7 +162,7 @@ export class PayoutReleaser {
 
   /** A successful transfer among the payout's stored broadcasts, if any was mined. */
   private async minedTransfer(payout: PayoutEntity): Promise<Hex | undefined> {
-    const hashes = payout.sentHashesJson ? (JSON.parse(payout.sentHashesJson) as Hex[]) : [];
+    const hashes = parseSent(payout.sentHashesJson).hashes;
     const receipts = await Promise.all(hashes.map((hash) => this.chain.publicClient.getTransactionReceipt({ hash }).catch(() => undefined)));
     return receipts.find((r) => r?.status === "success")?.transactionHash;
   }
@@ -176,10 +183,9 @@ export class PayoutReleaser {
     return (res.affected ?? 0) === 1;
   }
 
-  private async remember(payoutId: string, hash: Hex): Promise<void> {
+  private async remember(payoutId: string, hash: Hex, nonce: number): Promise<void> {
     const row = (await this.ds.manager.findOneBy(PayoutEntity, { payoutId }))!;
-    const hashes = row.sentHashesJson ? (JSON.parse(row.sentHashesJson) as string[]) : [];
-    await this.ds.manager.update(PayoutEntity, { payoutId }, { sentHashesJson: JSON.stringify([...hashes, hash]) });
+    await this.ds.manager.update(PayoutEntity, { payoutId }, { sentHashesJson: JSON.stringify(withSent(parseSent(row.sentHashesJson), hash, nonce)) });
   }
 
   private async backToPending(payoutId: string, err: unknown): Promise<never> {

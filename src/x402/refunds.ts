@@ -3,7 +3,7 @@ import type { DataSource } from "typeorm";
 import { DEV_USDC } from "../chain/artifacts.js";
 import { BroadcastError, type TransactionSender } from "../chain/tx-sender.js";
 import type { ChainRuntime } from "../chain/chain-runtime.js";
-import { nonceOf, sentOutcome } from "../chain/sent-outcome.js";
+import { knownToNode, parseSent, sentOutcome, takeTreasuryNonce, withSent, type SentRecord } from "../chain/sent-outcome.js";
 import { newId } from "../platform/ids.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import { ACCOUNTS, postEntry } from "../ledger/ledger.js";
@@ -31,7 +31,6 @@ export class RefundInProgressError extends Error {}
 /** The send failed without an answer and no hash was stored: it may have reached the node, so the lease is kept until it runs out. */
 class UnknownUnrecorded extends Error {}
 
-type Sent = { nonce?: number; hashes: Hex[] };
 
 export class Refunder {
   /** This instance's name in refund_holder (one per process; tests run two in one process). */
@@ -138,7 +137,7 @@ export class Refunder {
       if (outcome.kind === "pending") {
         // Dropped by the node (it knows none of them): take the nonce with a 0-value transfer to self. At most
         // one transaction per nonce is mined, so either the refund or the fill wins; after a fill it is resent.
-        if (sent.nonce !== undefined && !(await this.knownToNode(sent.hashes))) await this.fillNonce(sent.nonce).catch(() => undefined);
+        if (sent.nonce !== undefined && !(await knownToNode(this.chain.publicClient, sent.hashes))) await takeTreasuryNonce(this.chain, this.treasurySender!.address, sent.nonce).catch(() => undefined);
         throw new Error(`refund ${sent.hashes.join(", ")} is not mined yet`);
       }
       // None of them can be mined any more: nothing moved, so the refund is sent again.
@@ -168,25 +167,10 @@ export class Refunder {
     return this.record(paymentId, receipt.transactionHash);
   }
 
-  private async knownToNode(hashes: Hex[]): Promise<boolean> {
-    for (const hash of hashes) if ((await nonceOf(this.chain.publicClient, hash)) !== undefined) return true;
-    return false;
-  }
-
-  private async fillNonce(nonce: number): Promise<void> {
-    const account = this.chain.treasuryAccount;
-    if (!account || account.address.toLowerCase() !== this.treasurySender!.address.toLowerCase()) return;
-    const fees = await this.chain.publicClient.estimateFeesPerGas();
-    const signed = await account.signTransaction({ chainId: this.chain.chain.id, type: "eip1559", nonce, to: account.address, data: "0x", gas: 21_000n, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
-    await this.chain.publicClient.sendRawTransaction({ serializedTransaction: signed });
-  }
-
   /** Stores a signed refund's hash (and, for the first, its nonce) before it is broadcast. Never skipped: a hash lost here could be sent twice. */
   private async remember(paymentId: string, hash: Hex, nonce: number): Promise<void> {
     const row = (await this.store.get(paymentId))!;
-    const sent = sentOf(row);
-    sent.nonce ??= nonce;
-    if (!sent.hashes.includes(hash)) sent.hashes.push(hash);
+    const sent = withSent(sentOf(row), hash, nonce);
     // A database blip must not lose the hash: a few tries before the send fails with it unrecorded.
     for (let attempt = 1; ; attempt++) {
       try {
@@ -217,7 +201,7 @@ export class Refunder {
 }
 
 /** The stored broadcasts of a refund (a row written before refund_sent_json existed has only refund_tx_hash). */
-function sentOf(p: X402PaymentEntity): Sent {
-  if (p.refundSentJson) return JSON.parse(p.refundSentJson) as Sent;
+function sentOf(p: X402PaymentEntity): SentRecord {
+  if (p.refundSentJson) return parseSent(p.refundSentJson);
   return { hashes: p.refundTxHash ? [p.refundTxHash as Hex] : [] };
 }

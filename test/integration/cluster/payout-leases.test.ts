@@ -147,6 +147,23 @@ describe("payout releases across a cluster: one sender per payout under a lease"
     expect(await transfersTo(waiting.wallet)).to.equal(0);
   });
 
+  it("a transfer stored signed but never broadcast (its holder died in between): its nonce is taken, then the payout is sent once", async () => {
+    const treasury = chain.treasuryAccount!.address;
+    const nonce = await chain.publicClient.getTransactionCount({ address: treasury, blockTag: "pending" });
+    const neverSent = `0x${randomBytes(32).toString("hex")}` as Hex;
+    const { payoutId, wallet } = await releasingPayout({ sentHashesJson: JSON.stringify({ nonce, hashes: [neverSent] }), releaseLeaseUntil: new Date(Date.now() - 1) });
+    // First pass: the stored transfer could still be broadcast by nobody, but its nonce is free: a 0-value fill takes it.
+    await one.resume();
+    expect(await state(payoutId)).to.equal("releasing");
+    expect(await chain.publicClient.getTransactionCount({ address: treasury, blockTag: "latest" })).to.be.greaterThan(nonce);
+    expect(await transfersTo(wallet)).to.equal(0);
+    // Next passes: the stored transfer can never be mined now, so exactly one server sends the payout.
+    await Promise.all([one.resume(), two.resume()]);
+    expect(await state(payoutId)).to.equal("released");
+    expect(await balance(wallet)).to.equal(NET);
+    expect(await transfersTo(wallet)).to.equal(1);
+  });
+
   it("two servers releasing the same pending payout at once pay it once", async () => {
     const { payoutId, wallet } = await releasingPayout({ state: "pending", releaseHolder: null, releaseLeaseUntil: null, releaseTime: null });
     const results = await Promise.allSettled([one.release(payoutId), two.release(payoutId), one.resume(), two.resume()]);

@@ -11,13 +11,14 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...rest, LOG_LEVEL: "info", DEV_CHAIN_PERSIST: "false", ...testDatabaseEnv(), ...extra };
 }
 
-describe("svc CLI", () => {
+describe("svc CLI", function () {
+  // Each test starts `tsx src/main.ts` cold (transpiling the whole tree): slow on a loaded 2-core machine.
+  this.timeout(90_000);
   it("serve: listens on one port, then stops cleanly on SIGTERM with exit code 0", async function () {
-    this.timeout(30_000);
     const child = spawn(TSX, ["src/main.ts", "serve"], { env: childEnv({ PORT: "0" }), stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listen line:\n${out}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`no listen line:\n${out}`)), 60_000);
       child.stdout.on("data", (d: Buffer) => {
         out += d;
         const m = /"url":"(http:[^"]+)"/.exec(out);

@@ -36,8 +36,10 @@ export class PolicyGates {
       }
     }
     const jurisdiction = checkJurisdiction(jurisdictionHeader, rawInput.jurisdiction);
-    const upstreams = [...new Set(((await handler.upstreams?.(input)) ?? []).map(upstreamKey))];
-    const states = this.breakers ? await Promise.all(upstreams.map((u) => this.breakers!.state(u))) : [];
+    // (No await and no Promise.all when the SKU names no upstream: the 402 challenge path is hot.)
+    const named = handler.upstreams ? await handler.upstreams(input) : undefined;
+    const upstreams = named?.length ? [...new Set(named.map(upstreamKey))] : [];
+    const states = this.breakers && upstreams.length ? await Promise.all(upstreams.map((u) => this.breakers!.state(u))) : [];
     for (const [i, u] of upstreams.entries()) {
       if (this.breakers && states[i] === "open") {
         const seconds = Math.ceil((await this.breakers.retryAfterMs(u)) / 1000);

@@ -2,6 +2,7 @@ import { createHash, createHmac } from "node:crypto";
 import { canonicalJson } from "../platform/canonical-json.js";
 import type { EntityManager } from "typeorm";
 import { newId } from "../platform/ids.js";
+import { insertRows } from "../platform/db/raw-insert.js";
 import { ProofRecordEntity } from "./proof-record.entity.js";
 import type { ProofSigner } from "./proof-signer.js";
 
@@ -65,18 +66,27 @@ export function prepareProof(key: ProofKey, p: ProofInput, proofId = newId("prf"
   });
 }
 
+export interface RecordOptions {
+  /**
+   * The caller has just won the write that makes this record due (a guarded state update, a fresh
+   * primary key) in the same transaction, so no record for it can exist: skip the read. The unique
+   * (kind, settlement_ref) index still refuses a duplicate.
+   */
+  fresh?: boolean;
+}
+
 /**
  * Records a proof once per (kind, settlement_ref); returns the stored record. `proofId` is the id a
  * deliverable already shows (see prepareProof); a fresh one is drawn otherwise.
  */
-export async function recordProof(manager: EntityManager, key: ProofKey, p: ProofInput, proofId?: string): Promise<ProofRecordEntity> {
-  if (p.settlementRef) {
+export async function recordProof(manager: EntityManager, key: ProofKey, p: ProofInput, proofId?: string, opts: RecordOptions = {}): Promise<ProofRecordEntity> {
+  if (p.settlementRef && !opts.fresh) {
     const existing = await manager.findOneBy(ProofRecordEntity, { kind: p.kind, settlementRef: p.settlementRef });
     if (existing) return existing;
   }
   const record = prepareProof(key, p, proofId);
-  // insert, not save: save opens an implicit transaction of its own.
-  const res = await manager.insert(ProofRecordEntity, record);
-  record.sequence = Number(res.identifiers[0]!.sequence);
+  // A raw insert (not save, which opens an implicit transaction of its own; not the query builder, whose CPU is most of the write).
+  const res = await insertRows(manager.connection, ProofRecordEntity, [record], manager);
+  record.sequence = Number(res.insertId);
   return record;
 }

@@ -11,7 +11,7 @@ import { KIT_VERSION_HEADER } from "../catalog/kit.js";
 import type { SkuDefinition } from "../catalog/catalog-config.js";
 import { JURISDICTION_HEADER } from "../policy/jurisdiction.js";
 import { fromLegacyJson } from "../rest/legacy-json.js";
-import { challengeBody, send } from "../rest/rest-shim.js";
+import { challengeBody } from "../rest/rest-shim.js";
 import type { RestContext, RouteTable, RpcRoute } from "../rest/route-table.js";
 import { httpStatusFor } from "../rest/status-table.js";
 import { PAYMENT_REQUIRED, type PaymentGate } from "./payment-gate.js";
@@ -52,10 +52,14 @@ const CALL_SERVICE = PaymentService.method.callService;
 const RPC_LABELS = { service: PaymentService.typeName, method: CALL_SERVICE.name, code: "failed_precondition" };
 const RPC_NAME = `${PaymentService.typeName}/${CALL_SERVICE.name}`;
 
+/** The query of every fast-path request (it has none: see `eligible`). */
+const NO_QUERY = new URLSearchParams();
+
 interface CachedChallenge {
   status: number;
   header: string;
-  body: string;
+  body: Buffer;
+  length: string;
 }
 
 /** Whether the request's headers alone allow the fast path (nothing of it is read yet). */
@@ -93,15 +97,26 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
     let hit = cache.get(key);
     if (!hit) {
       const ch = o.gate.firstChallenge(sku, baseUrl);
-      hit = {
-        status: httpStatusFor(Code.FailedPrecondition, "payment_required"),
-        header: encodePaymentRequired(ch.v2),
-        body: JSON.stringify(challengeBody(ch.v1, "payment_required", PAYMENT_REQUIRED)),
-      };
+      const body = Buffer.from(JSON.stringify(challengeBody(ch.v1, "payment_required", PAYMENT_REQUIRED)));
+      hit = { status: httpStatusFor(Code.FailedPrecondition, "payment_required"), header: encodePaymentRequired(ch.v2), body, length: String(body.length) };
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
       cache.set(key, hit);
     }
     return hit;
+  };
+
+  // The route table's answer per path (it runs every route's regex): recent ones kept, bounded like `cached`.
+  const matches = new Map<string, ReturnType<RouteTable["match"]>>();
+  const matchOf = (url: string) => {
+    let m = matches.get(url);
+    if (!m) {
+      m = o.table.match("POST", url);
+      if (url.length <= 256) {
+        if (matches.size >= cacheSize) matches.clear();
+        matches.set(url, m);
+      }
+    }
+    return m;
   };
 
   async function answer(req: Req, res: Res, route: RpcRoute, params: Record<string, string>): Promise<void> {
@@ -118,7 +133,7 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
       const body = text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
       if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) return await fallBack();
       const baseUrl = o.publicBaseUrl ?? `http://${req.headers.host ?? "localhost"}`;
-      const ctx: RestContext = { params, query: new URLSearchParams(), body: body as JsonObject | undefined, headers: req.headers, baseUrl };
+      const ctx: RestContext = { params, query: NO_QUERY, body: body as JsonObject | undefined, headers: req.headers, baseUrl };
       // The same request mapping and JSON codec as the REST shim's.
       const message = fromLegacyJson(CALL_SERVICE.input, route.request!(ctx));
       const jurisdiction = req.headers[JURISDICTION_HEADER];
@@ -143,10 +158,20 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
       // What the normal path counts and logs for this call: the payments outcome, the RPC metric, the refusal line.
       o.gate.countChallenged();
       rpcCount.inc();
-      rpcTime.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      o.log.info({ rpc: RPC_NAME, requestId, ms: +(Number(process.hrtime.bigint() - started) / 1e6).toFixed(2), code: Code[Code.FailedPrecondition], reason: "payment_required" }, "rpc refused");
+      const elapsed = Number(process.hrtime.bigint() - started);
+      rpcTime.observe(elapsed / 1e9);
+      if (o.log.isLevelEnabled("info")) o.log.info({ rpc: RPC_NAME, requestId, ms: +(elapsed / 1e6).toFixed(2), code: Code[Code.FailedPrecondition], reason: "payment_required" }, "rpc refused");
       if (o.stats) o.stats.answered++;
-      send(res as http.ServerResponse, { status: ch.status, headers: { "x-request-id": requestId, "cache-control": "no-store", "payment-required": ch.header }, body: ch.body }, false);
+      // The REST shim's `send`, unrolled (same headers, same order), with the length and body computed once per challenge.
+      (res as http.ServerResponse).writeHead(ch.status, {
+        "x-request-id": requestId,
+        "cache-control": "no-store",
+        "payment-required": ch.header,
+        "content-type": "application/json; charset=utf-8",
+        "content-length": ch.length,
+        "x-content-type-options": "nosniff",
+      });
+      res.end(ch.body);
     } catch {
       // A body the REST mapping refuses (not JSON, not an object...), or anything unexpected: the normal path answers.
       if (!res.headersSent) await fallBack();
@@ -155,7 +180,7 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
 
   const wrapped = (req: Req, res: Res) => {
     if (!eligible(req, o.maxBodyBytes)) return next(req, res);
-    const match = o.table.match("POST", req.url!);
+    const match = matchOf(req.url!);
     if (match.kind !== "found" || match.route.kind !== "rpc" || match.route.rpc !== CALL_SERVICE || !match.route.request || match.route.codec === "proto") return next(req, res);
     // With tracing on, the normal path makes the RPC span.
     if (trace.getActiveSpan()?.isRecording()) return next(req, res);

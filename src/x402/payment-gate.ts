@@ -163,10 +163,10 @@ export class PaymentGate {
       throw errors.gateRefused("service_unavailable", `${sku.skuId} is asynchronous and this server cannot refund a failed job; nothing was charged`, sku.skuId);
     }
     const input = parseInput(handler, call.input);
-    const manifest = this.d.policy.manifest(sku, await this.d.policy.beforeChallenge(sku, handler, call.input, input, call.jurisdiction));
+    const decision = await this.d.policy.beforeChallenge(sku, handler, call.input, input, call.jurisdiction);
     let missing: string | undefined;
     try {
-      missing = await handler.precheck?.(input, this.d.ds.manager);
+      if (handler.precheck) missing = await handler.precheck(input, this.d.ds.manager);
     } catch (err) {
       if (err instanceof SkuRefusal) throw errors.gateRefused(err.reason, `${err.message}; nothing was charged`, sku.skuId);
       const dbDown = databaseError(err); // our database, not an upstream: 503 database_unavailable
@@ -176,7 +176,10 @@ export class PaymentGate {
       throw errors.unavailable("upstream_unavailable", `${sku.skuId} cannot resolve its subject right now (${(err as Error).message}); nothing was charged`, err);
     }
     if (missing) return { kind: "unpaid", response: this.unpaid(sku, missing) };
-    return { kind: "challenge", sku, handler, input, manifest };
+    // The manifest is built on first use: the challenge (the fast path's answer) never reads it.
+    const policy = this.d.policy;
+    let manifest: JsonObject | undefined;
+    return { kind: "challenge", sku, handler, input, get manifest() { return (manifest ??= policy.manifest(sku, decision)); } };
   }
 
   /** The challenge an unpaid call of `sku` is answered with (both x402 versions), as `call` builds it. */
@@ -244,16 +247,17 @@ export class PaymentGate {
       );
     }
 
-    // Verification only reads (the signature, the chain): it runs alongside the rate limit, the party
-    // check and the claim, and only the request that wins the claim uses its verdict.
-    const verdict = this.d.facilitator.verify(payload, matched);
-    verdict.catch(() => undefined);
     try {
       await this.d.policy.forPayer(payer);
     } catch (err) {
       await fired("payer_rate_limit", "rate_limited");
       throw err;
     }
+    // Verification only reads (the signature, the chain): it runs alongside the party check and the
+    // claim, and only the request that wins the claim uses its verdict. It starts after the rate limit,
+    // so a refused call costs no chain reads.
+    const verdict = this.d.facilitator.verify(payload, matched);
+    verdict.catch(() => undefined);
 
     const refusal = await handler.authorize?.(input, payer, this.d.ds.manager);
     if (refusal) {
@@ -499,12 +503,12 @@ export class PaymentGate {
           // Batched: which item of the transaction is this payment's (svc verify checks it on-chain).
           ...(batchIndex === null ? {} : { settlement_tx: txHash, batch_index: batchIndex, authorization_nonce: payment.nonce }),
         },
-      });
+      }, undefined, { fresh: true }); // fresh: this transaction won the move to settled, which writes both exactly once
       await postEntry(m, "sku_sale", paymentId, [
         { account: ACCOUNTS.treasuryUsdc, amount: payment.amount },
         { account: ACCOUNTS.feeRevenue, amount: -fee },
         { account: ACCOUNTS.providerPayable(provider), amount: -payout },
-      ]);
+      ], { fresh: true });
       if (payment.jobId) await this.releaseJob(m, payment.jobId);
       return stored;
     });

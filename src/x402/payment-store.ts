@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { In, type DataSource, type EntityManager } from "typeorm";
 import { isUniqueViolation } from "../platform/db/errors.js";
+import { insertRows } from "../platform/db/raw-insert.js";
+import { execute } from "../platform/db/shared-sql.js";
 import { newId } from "../platform/ids.js";
 import { X402PaymentEntity, type PaymentState } from "./payment.entity.js";
 
@@ -59,7 +61,7 @@ export class PaymentStore {
       updateTime: now,
     });
     try {
-      await this.ds.manager.insert(X402PaymentEntity, row);
+      await insertRows(this.ds, X402PaymentEntity, [row]);
       return { claimed: true, payment: row };
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
@@ -80,8 +82,21 @@ export class PaymentStore {
     patch: Partial<Pick<X402PaymentEntity, "txHash" | "batchIndex" | "responseJson" | "jobId" | "errorReason" | "refundTxHash" | "payloadJson" | "requirementsJson">> = {},
     manager: EntityManager = this.ds.manager,
   ): Promise<boolean> {
-    const res = await manager.update(X402PaymentEntity, { paymentId, state: In([...from]) }, { ...patch, state: to, updateTime: new Date() });
-    return (res.affected ?? 0) === 1;
+    // Raw SQL, not the query builder: this runs twice per paid call and the builder's metadata work is
+    // most of its CPU. The driver still converts each value as the entity declares it (dates, transformers).
+    const meta = this.ds.getMetadata(X402PaymentEntity);
+    const values: Record<string, unknown> = { ...patch, state: to, updateTime: new Date() };
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    for (const [prop, v] of Object.entries(values)) {
+      if (v === undefined) continue;
+      const col = meta.findColumnWithPropertyName(prop)!;
+      sets.push(`${col.databaseName} = ?`);
+      params.push(this.ds.driver.preparePersistentValue(v, col));
+    }
+    params.push(paymentId, ...from);
+    const sql = `UPDATE x402_payments SET ${sets.join(", ")} WHERE payment_id = ? AND state IN (${from.map(() => "?").join(", ")})`;
+    return (await execute(this.ds, sql, params, manager)) === 1;
   }
 
   /**
@@ -108,29 +123,25 @@ export class PaymentStore {
   }
 
   private async writeTxHashes(writes: TxHashWrite[]): Promise<void> {
+    // Raw SQL (the query builder's CPU is most of this write); the driver converts the timestamp.
+    const updateTime = this.ds.driver.preparePersistentValue(new Date(), this.ds.getMetadata(X402PaymentEntity).findColumnWithPropertyName("updateTime")!);
     if (writes.length === 1) {
       const [w] = writes;
-      await this.ds.manager.update(X402PaymentEntity, { paymentId: w!.paymentId, state: "settling" }, { txHash: w!.txHash, batchIndex: w!.batchIndex, updateTime: new Date() });
+      await execute(this.ds, "UPDATE x402_payments SET tx_hash = ?, batch_index = ?, update_time = ? WHERE payment_id = ? AND state = 'settling'", [w!.txHash, w!.batchIndex, updateTime, w!.paymentId]);
       return;
     }
-    const params: Record<string, unknown> = {};
-    const hashCase: string[] = [];
-    const indexCase: string[] = [];
-    writes.forEach((w, i) => {
-      params[`id${i}`] = w.paymentId;
-      params[`tx${i}`] = w.txHash;
-      params[`ix${i}`] = w.batchIndex;
-      hashCase.push(`WHEN :id${i} THEN :tx${i}`);
-      indexCase.push(`WHEN :id${i} THEN :ix${i}`);
-    });
-    await this.ds
-      .createQueryBuilder()
-      .update(X402PaymentEntity)
-      .set({ txHash: () => `CASE payment_id ${hashCase.join(" ")} END`, batchIndex: () => `CASE payment_id ${indexCase.join(" ")} END`, updateTime: new Date() })
-      .where("payment_id IN (:...ids)", { ids: writes.map((w) => w.paymentId) })
-      .andWhere("state = :settling", { settling: "settling" })
-      .setParameters(params)
-      .execute();
+    const when = writes.map(() => "WHEN ? THEN ?").join(" ");
+    const params: unknown[] = [
+      ...writes.flatMap((w) => [w.paymentId, w.txHash]),
+      ...writes.flatMap((w) => [w.paymentId, w.batchIndex]),
+      updateTime,
+      ...writes.map((w) => w.paymentId),
+    ];
+    await execute(
+      this.ds,
+      `UPDATE x402_payments SET tx_hash = CASE payment_id ${when} END, batch_index = CASE payment_id ${when} END, update_time = ? WHERE payment_id IN (${writes.map(() => "?").join(", ")}) AND state = 'settling'`,
+      params,
+    );
   }
 
   /** Records the refund transaction hash as soon as it is known (before the receipt). */

@@ -15,8 +15,9 @@ const CONNECT_PATH = /^\/[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+\/[A-Za-z0-9_]+$/;
 export function withBodyLimit<H extends (req: any, res: any) => unknown>(handler: H, maxBytes: number): H {
   const wrapped = (req: Req, res: Res) => {
     const declared = Number(req.headers["content-length"] ?? "0");
+    if (!(declared > maxBytes)) return handler(req, res); // the common case, decided without more work
     const type = String(req.headers["content-type"] ?? "");
-    if (declared > maxBytes && req.method === "POST" && !type.startsWith("application/grpc") && CONNECT_PATH.test((req.url ?? "/").split("?")[0]!)) {
+    if (req.method === "POST" && !type.startsWith("application/grpc") && CONNECT_PATH.test((req.url ?? "/").split("?")[0]!)) {
       const body = JSON.stringify({ code: "resource_exhausted", message: `body_too_large: request body exceeds ${maxBytes} bytes` });
       const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
       if (req.httpVersionMajor === 1) headers.connection = "close"; // do not read the rest of the upload

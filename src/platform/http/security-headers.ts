@@ -15,11 +15,13 @@ export const DEFAULT_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
 };
 
+const ENTRIES = Object.entries(DEFAULT_SECURITY_HEADERS);
+
 export function withSecurityHeaders<H extends (req: any, res: any) => unknown>(handler: H): H {
   const wrapped = (req: Req, res: Res) => {
     const type = req.headers["content-type"];
     const grpc = typeof type === "string" && type.startsWith("application/grpc") && !type.startsWith("application/grpc-web");
-    if (!grpc) for (const [name, value] of Object.entries(DEFAULT_SECURITY_HEADERS)) res.setHeader(name, value);
+    if (!grpc) for (let i = 0; i < ENTRIES.length; i++) res.setHeader(ENTRIES[i]![0], ENTRIES[i]![1]);
     return handler(req, res);
   };
   return wrapped as unknown as H;

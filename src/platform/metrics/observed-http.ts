@@ -55,24 +55,53 @@ async function serveMetrics(req: Req, res: Res, o: ObservedHttpOptions): Promise
 }
 
 export function observedHttp(handler: Handler, o: ObservedHttpOptions): Handler {
+  // The metric children per (method, route, status), bounded like the labels themselves: prom-client hashes a
+  // label object on every inc/observe otherwise (a hot-path cost on the challenge path).
+  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  const childFor = (method: string, route: string, status: number) => {
+    const key = `${method} ${route} ${status}`;
+    let c = children.get(key);
+    if (!c) {
+      const labels = { method, route, status: String(status) };
+      c = { count: o.metrics.httpRequests.labels(labels), time: o.metrics.httpDuration.labels(labels) };
+      children.set(key, c);
+    }
+    return c;
+  };
+  // The route label is a pure function of (method, path); matching runs every route's regex, so recent
+  // answers are kept (bounded: short paths only, cleared when full).
+  const labelCache = new Map<string, string>();
+  const routeOf = (method: string, path: string): string => {
+    if (path.length > 256) return o.routeOf(method, path);
+    const key = `${method} ${path}`;
+    let route = labelCache.get(key);
+    if (route === undefined) {
+      route = o.routeOf(method, path);
+      if (labelCache.size >= 1024) labelCache.clear();
+      labelCache.set(key, route);
+    }
+    return route;
+  };
   return (req: Req, res: Res) => {
     const started = process.hrtime.bigint();
     const method = req.method ?? "GET";
-    const path = (req.url ?? "/").split("?")[0]!;
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
     const requestId = requestIdFrom(req.headers["x-request-id"]);
     // The RPC layer (interceptors, REST shim) reads the same id from the request.
     req.headers["x-request-id"] = requestId;
     res.setHeader("x-request-id", requestId);
-    const route = path === METRICS_PATH ? METRICS_PATH : o.routeOf(method, path);
+    const route = path === METRICS_PATH ? METRICS_PATH : routeOf(method, path);
     const { span, run } = startServerSpan(`${method} ${route}`, { "http.request.method": method, "http.route": route, "svc.request_id": requestId });
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
       const status = res.statusCode;
-      const labels = { method, route, status: String(status) };
-      o.metrics.httpRequests.inc(labels);
-      o.metrics.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      const c = childFor(method, route, status);
+      c.count.inc();
+      c.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
       span.setAttribute("http.response.status_code", status);
       if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();

@@ -2,19 +2,16 @@ import { expect } from "chai";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
-import { encodeFunctionData, parseSignature, toHex, type Hex } from "viem";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { PaymentPayloadSchema, PaymentRequirementsSchema, type PaymentPayload } from "../../../gen/svc/payment/v1/x402_pb.js";
+import { encodeFunctionData, parseSignature, type Hex } from "viem";
+import type { PaymentPayload } from "../../../gen/svc/payment/v1/x402_pb.js";
 import { loadConfig } from "../../../src/config.js";
 import { createLogger } from "../../../src/platform/log.js";
 import { startChain, type ChainRuntime } from "../../../src/chain/chain-runtime.js";
 import { DEV_USDC } from "../../../src/chain/artifacts.js";
 import { TransactionSender } from "../../../src/chain/tx-sender.js";
 import { findSettlement } from "../../../src/chain/settlement-logs.js";
-import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../src/x402/eip3009.js";
 import { BuiltInFacilitator } from "../../../src/x402/builtin-facilitator.js";
+import { directPayments } from "../../fixtures/direct-payments.js";
 
 // The SettlementBatcher contract through the built-in facilitator on a real anvil: every item of a
 // batch runs in its own try/catch, so an authorization already used on-chain (front-run) or one the
@@ -41,40 +38,7 @@ describe("SettlementBatcher on the dev chain", function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const requirements = () =>
-    create(PaymentRequirementsSchema, {
-      scheme: "exact",
-      network: chain.network.caip2,
-      amount: PRICE.toString(),
-      asset: chain.network.usdcAddress,
-      payTo: chain.treasury,
-      maxTimeoutSeconds: 300,
-      extra: { name: chain.network.usdcDomain.name, version: chain.network.usdcDomain.version },
-    });
-
-  async function fund(amount: bigint): Promise<PrivateKeyAccount> {
-    const account = privateKeyToAccount(generatePrivateKey());
-    await faucet.send({ to: chain.network.usdcAddress, data: encodeFunctionData({ abi: DEV_USDC.abi, functionName: "mint", args: [account.address, amount] }), gas: 200_000n });
-    return account;
-  }
-
-  async function sign(account: PrivateKeyAccount) {
-    const auth = { from: account.address, to: chain.treasury, value: PRICE, validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 300), nonce: toHex(randomBytes(32)) as Hex };
-    const signature = await account.signTypedData({
-      domain: { ...chain.network.usdcDomain, chainId: chain.network.chainId, verifyingContract: chain.network.usdcAddress },
-      types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-      primaryType: "TransferWithAuthorization",
-      message: auth,
-    });
-    const payload = create(PaymentPayloadSchema, {
-      x402Version: 2,
-      accepted: requirements(),
-      payload: { signature, authorization: { from: auth.from, to: auth.to, value: PRICE.toString(), validAfter: "0", validBefore: auth.validBefore.toString(), nonce: auth.nonce } },
-    });
-    return { auth, signature, payload };
-  }
-
-  const balance = async (a: string) => (await chain.publicClient.readContract({ address: chain.network.usdcAddress, abi: DEV_USDC.abi, functionName: "balanceOf", args: [a] })) as bigint;
+  const { requirements, fund, sign, balance } = directPayments(() => chain, () => faucet, PRICE);
 
   it("settles the good items of one batch transaction and fails the bad ones alone, each with its own outcome", async () => {
     const a = await fund(PRICE);

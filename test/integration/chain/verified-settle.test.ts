@@ -2,18 +2,16 @@ import { expect } from "chai";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
-import { clone, create } from "@bufbuild/protobuf";
-import { encodeFunctionData, toHex, type Hex, type PublicClient } from "viem";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { PaymentPayloadSchema, PaymentRequirementsSchema } from "../../../gen/svc/payment/v1/x402_pb.js";
+import { clone } from "@bufbuild/protobuf";
+import type { PublicClient } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { PaymentPayloadSchema } from "../../../gen/svc/payment/v1/x402_pb.js";
 import { loadConfig } from "../../../src/config.js";
 import { createLogger } from "../../../src/platform/log.js";
 import { startChain, type ChainRuntime } from "../../../src/chain/chain-runtime.js";
-import { DEV_USDC } from "../../../src/chain/artifacts.js";
 import { TransactionSender } from "../../../src/chain/tx-sender.js";
-import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../src/x402/eip3009.js";
 import { BuiltInFacilitator } from "../../../src/x402/builtin-facilitator.js";
+import { directPayments } from "../../fixtures/direct-payments.js";
 
 // The built-in facilitator's settle trusts a verification it made moments ago of the very same payload
 // (the payment gate's verify -> run -> settle): no second signature recovery or chain reads. Anything
@@ -52,39 +50,8 @@ describe("built-in facilitator: settle after its own verify", function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const requirements = () =>
-    create(PaymentRequirementsSchema, {
-      scheme: "exact",
-      network: chain.network.caip2,
-      amount: PRICE.toString(),
-      asset: chain.network.usdcAddress,
-      payTo: chain.treasury,
-      maxTimeoutSeconds: 300,
-      extra: { name: chain.network.usdcDomain.name, version: chain.network.usdcDomain.version },
-    });
-
-  async function fund(amount: bigint): Promise<PrivateKeyAccount> {
-    const account = privateKeyToAccount(generatePrivateKey());
-    await faucet.send({ to: chain.network.usdcAddress, data: encodeFunctionData({ abi: DEV_USDC.abi, functionName: "mint", args: [account.address, amount] }), gas: 200_000n });
-    return account;
-  }
-
-  async function sign(account: PrivateKeyAccount) {
-    const auth = { from: account.address, to: chain.treasury, value: PRICE, validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 300), nonce: toHex(randomBytes(32)) as Hex };
-    const signature = await account.signTypedData({
-      domain: { ...chain.network.usdcDomain, chainId: chain.network.chainId, verifyingContract: chain.network.usdcAddress },
-      types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-      primaryType: "TransferWithAuthorization",
-      message: auth,
-    });
-    return create(PaymentPayloadSchema, {
-      x402Version: 2,
-      accepted: requirements(),
-      payload: { signature, authorization: { from: auth.from, to: auth.to, value: PRICE.toString(), validAfter: "0", validBefore: auth.validBefore.toString(), nonce: auth.nonce } },
-    });
-  }
-
-  const balance = async (a: string) => (await chain.publicClient.readContract({ address: chain.network.usdcAddress, abi: DEV_USDC.abi, functionName: "balanceOf", args: [a] })) as bigint;
+  const { requirements, fund, sign: signed, balance } = directPayments(() => chain, () => faucet, PRICE);
+  const sign = async (account: Parameters<typeof signed>[0]) => (await signed(account)).payload;
   const facilitator = () => new BuiltInFacilitator(chain.network, counted, sender, undefined, undefined, undefined, log);
 
   it("settles a payload it verified without reading the chain again; one it did not verify is read in full", async () => {

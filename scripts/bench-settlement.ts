@@ -3,78 +3,40 @@ import path from "node:path";
 import fs from "node:fs";
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import { encodeFunctionData, toHex, type Address, type Hex } from "viem";
+import { encodeFunctionData, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { loadConfig } from "../src/config.js";
 import { createLogger } from "../src/platform/log.js";
-import { openDataSource, runMigrations } from "../src/platform/db/data-source.js";
-import { loadCatalog } from "../src/catalog/catalog-config.js";
 import { startChain } from "../src/chain/chain-runtime.js";
-import { buildApp } from "../src/server.js";
-import { listenOnePort } from "../src/platform/http/one-port-server.js";
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../src/x402/eip3009.js";
 import { X402PaymentEntity } from "../src/x402/payment.entity.js";
 import { BuiltInFacilitator } from "../src/x402/builtin-facilitator.js";
 import { TransactionSender } from "../src/chain/tx-sender.js";
 import { DEV_USDC } from "../src/chain/artifacts.js";
 import { PaymentPayloadSchema, PaymentRequirementsSchema } from "../gen/svc/payment/v1/x402_pb.js";
+import { DEV_USDC_DOMAIN, paidRun } from "./bench/paid-run.js";
 
 // npm run bench:settlement: paid calls end to end on the embedded dev chain (anvil), with batched
 // settlement off (SETTLE_BATCH_WINDOW_MS=0: one transaction per payment) and on, printing settled
 // payments per second, transactions sent and gas per payment. Figures are printed, never asserted.
 
-const DOMAIN = { name: "USDC", version: "2", chainId: 84532, verifyingContract: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" as Address };
+const DOMAIN = DEV_USDC_DOMAIN;
 
 async function run(windowMs: number, calls: number, concurrency: number) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-settle-"));
-  const config = loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dir, DEV_CHAIN_PERSIST: "false", PAYER_RATE_LIMIT_PER_MINUTE: "0", SETTLE_BATCH_WINDOW_MS: String(windowMs) });
-  const log = createLogger("silent");
-  const ds = await openDataSource(config.database);
-  await runMigrations(ds);
-  const chain = await startChain(config, log);
-  const app = buildApp({ config, log, ds, skus: loadCatalog(config.catalogFile), version: "bench", chain });
-  await app.start();
-  const server = await listenOnePort(app.handler, 0, "127.0.0.1");
-  try {
-    const account = privateKeyToAccount(generatePrivateKey());
-    const post = (p: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${server.url}${p}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
-    await post("/v1/dev/faucet", { address: account.address, amount_usd: 100 });
-    const body = { producer: "bench", content_sha256: "a".repeat(64) };
-    const ch = JSON.parse(Buffer.from((await post("/v1/services/attestation.single-use-seal", body)).headers.get("payment-required")!, "base64").toString());
-    const accepted = ch.accepts[0];
-    const headers = await Promise.all(
-      Array.from({ length: calls }, async () => {
-        const auth = { from: account.address, to: accepted.payTo as Address, value: BigInt(accepted.amount), validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 600), nonce: toHex(randomBytes(32)) as Hex };
-        const signature = await account.signTypedData({ domain: DOMAIN, types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: "TransferWithAuthorization", message: auth });
-        const payload = { x402Version: 2, accepted, payload: { signature, authorization: { ...auth, value: auth.value.toString(), validAfter: "0", validBefore: auth.validBefore.toString() } } };
-        return Buffer.from(JSON.stringify(payload)).toString("base64");
-      }),
-    );
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < headers.length) {
-          const res = await post("/v1/services/attestation.single-use-seal", body, { "payment-signature": headers[next++]! });
-          if (res.status !== 200) throw new Error(`paid call answered ${res.status}: ${await res.text()}`);
-          await res.arrayBuffer();
-        }
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    const rows = await ds.manager.findBy(X402PaymentEntity, { state: "settled" });
-    const txs = [...new Set(rows.map((r) => r.txHash as Hex))];
-    let gas = 0n;
-    for (const hash of txs) gas += (await chain.publicClient.getTransactionReceipt({ hash })).gasUsed;
-    return { perSecond: calls / seconds, txs: txs.length, gasPerPayment: Number(gas) / rows.length };
-  } finally {
-    await server.close(1_000);
-    await app.stop();
-    await chain.close();
-    await ds.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  const env = { PAYER_RATE_LIMIT_PER_MINUTE: "0", SETTLE_BATCH_WINDOW_MS: String(windowMs) };
+  const r = await paidRun({
+    calls,
+    concurrency,
+    env,
+    inspect: async (ds, chain) => {
+      const rows = await ds.manager.findBy(X402PaymentEntity, { state: "settled" });
+      const txs = [...new Set(rows.map((row) => row.txHash as Hex))];
+      let gas = 0n;
+      for (const hash of txs) gas += (await chain.publicClient.getTransactionReceipt({ hash })).gasUsed;
+      return { txs: txs.length, gasPerPayment: Number(gas) / rows.length };
+    },
+  });
+  return { perSecond: r.perSecond, ...r.inspected };
 }
 
 /** The facilitator alone (no HTTP, no database): `n` verified authorizations settled concurrently. */

@@ -1,25 +1,17 @@
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../src/x402/eip3009.js";
 import os from "node:os";
-import path from "node:path";
-import fs from "node:fs";
 import { randomBytes } from "node:crypto";
-import { recoverTypedDataAddress, toHex, type Address, type Hex } from "viem";
+import { recoverTypedDataAddress, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { loadConfig } from "../src/config.js";
-import { createLogger } from "../src/platform/log.js";
-import { openDataSource, runMigrations } from "../src/platform/db/data-source.js";
-import { loadCatalog } from "../src/catalog/catalog-config.js";
-import { startChain } from "../src/chain/chain-runtime.js";
-import { buildApp } from "../src/server.js";
-import { listenOnePort } from "../src/platform/http/one-port-server.js";
 import { authorizationDigest, domainSeparator, recoverSigner, type Authorization } from "../src/x402/eip3009.js";
 import { nativeRecovery, type SignerRecovery } from "../src/x402/builtin-facilitator.js";
+import { DEV_USDC_DOMAIN, paidRun } from "./bench/paid-run.js";
 
 // npm run bench: the signature path (libsecp256k1 with a precomputed domain) against viem's pure-JS
 // recoverTypedDataAddress, then paid calls end to end over HTTP on the dev chain with each of them.
 // Figures are printed, never asserted.
 
-const DOMAIN = { name: "USDC", version: "2", chainId: 84532, verifyingContract: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" as Address };
+const DOMAIN = DEV_USDC_DOMAIN;
 const TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 const viemRecovery: SignerRecovery = (_sep, auth, signature) =>
@@ -61,59 +53,7 @@ async function signaturePath() {
   return { native, viem };
 }
 
-async function paidCalls(recovery: SignerRecovery, calls: number, concurrency: number) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "svc-bench-"));
-  const config = loadConfig({ PORT: "0", LOG_LEVEL: "silent", DATA_DIR: dir, DEV_CHAIN_PERSIST: "false" });
-  const log = createLogger("silent");
-  const ds = await openDataSource(config.database);
-  await runMigrations(ds);
-  const chain = await startChain(config, log);
-  const app = buildApp({ config, log, ds, skus: loadCatalog(config.catalogFile), version: "bench", chain, signatureRecovery: recovery });
-  await app.start();
-  const server = await listenOnePort(app.handler, 0, "127.0.0.1");
-  try {
-    const account = privateKeyToAccount(generatePrivateKey());
-    const post = (p: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${server.url}${p}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
-    await post("/v1/dev/faucet", { address: account.address, amount_usd: 100 });
-    const body = { producer: "bench", content_sha256: "a".repeat(64) };
-    const ch = JSON.parse(Buffer.from((await post("/v1/services/attestation.single-use-seal", body)).headers.get("payment-required")!, "base64").toString());
-    const accepted = ch.accepts[0];
-    const headers = await Promise.all(
-      Array.from({ length: calls }, async () => {
-        const auth = { from: account.address, to: accepted.payTo as Address, value: BigInt(accepted.amount), validAfter: 0n, validBefore: BigInt(Math.floor(Date.now() / 1000) + 600), nonce: toHex(randomBytes(32)) as Hex };
-        const signature = await account.signTypedData({ domain: { ...DOMAIN }, types: TYPES, primaryType: "TransferWithAuthorization", message: auth });
-        const payload = { x402Version: 2, accepted, payload: { signature, authorization: { ...auth, value: auth.value.toString(), validAfter: "0", validBefore: auth.validBefore.toString() } } };
-        return Buffer.from(JSON.stringify(payload)).toString("base64");
-      }),
-    );
-    const latencies: number[] = [];
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < headers.length) {
-          const h = headers[next++]!;
-          const t = performance.now();
-          const res = await post("/v1/services/attestation.single-use-seal", body, { "payment-signature": h });
-          if (res.status !== 200) throw new Error(`paid call answered ${res.status}: ${await res.text()}`);
-          await res.arrayBuffer();
-          latencies.push(performance.now() - t);
-        }
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    latencies.sort((a, b) => a - b);
-    const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
-    return { perSecond: calls / seconds, p50: q(0.5), p99: q(0.99) };
-  } finally {
-    await server.close(1_000);
-    await app.stop();
-    await chain.close();
-    await ds.destroy();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
+const paidCalls = (recovery: SignerRecovery, calls: number, concurrency: number) => paidRun({ calls, concurrency, signatureRecovery: recovery });
 
 const fmt = (n: number) => n.toFixed(0).padStart(8);
 console.log(`svc bench on ${os.cpus().length} cores, node ${process.version}\n`);

@@ -53,9 +53,13 @@ export function parseSent(json: string | null | undefined): SentRecord {
   return Array.isArray(v) ? { hashes: v } : v;
 }
 
-/** Adds a signed hash (and the send's nonce, if none yet) to a stored record. */
+/**
+ * Adds a signed hash to a stored record, with its nonce. The latest nonce wins: a send changes nonce only when
+ * the node refused the earlier one outright (nonce too low), so that earlier hash can never be mined; keeping
+ * the first nonce would let a later used-by-another check call a still-minable re-send dead.
+ */
 export function withSent(record: SentRecord, hash: Hex, nonce: number): SentRecord {
-  return { nonce: record.nonce ?? nonce, hashes: record.hashes.includes(hash) ? record.hashes : [...record.hashes, hash] };
+  return { nonce, hashes: record.hashes.includes(hash) ? record.hashes : [...record.hashes, hash] };
 }
 
 /** Whether the node knows any of the hashes (pending or mined). */

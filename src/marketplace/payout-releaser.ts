@@ -185,7 +185,9 @@ export class PayoutReleaser {
 
   private async remember(payoutId: string, hash: Hex, nonce: number): Promise<void> {
     const row = (await this.ds.manager.findOneBy(PayoutEntity, { payoutId }))!;
-    await this.ds.manager.update(PayoutEntity, { payoutId }, { sentHashesJson: JSON.stringify(withSent(parseSent(row.sentHashesJson), hash, nonce)) });
+    // Guarded by the lease: a holder whose lease another server took over stores nothing, so it broadcasts nothing.
+    const res = await this.ds.manager.update(PayoutEntity, { payoutId, state: "releasing", releaseHolder: this.holder }, { sentHashesJson: JSON.stringify(withSent(parseSent(row.sentHashesJson), hash, nonce)) });
+    if ((res.affected ?? 0) !== 1) throw new Error(`payout ${payoutId}: this server no longer holds its lease`);
   }
 
   private async backToPending(payoutId: string, err: unknown): Promise<never> {

@@ -63,7 +63,9 @@ export async function retryDueEffects(d: EffectRetryDeps, now = new Date()): Pro
         const payment = await m.findOneByOrFail(X402PaymentEntity, { paymentId: row.paymentId });
         const deliverable = fromJson(CallServiceResponseSchema, JSON.parse(payment.responseJson!)).deliverable as JsonObject | undefined;
         const handler = d.handlers.get(payment.skuId);
-        if (handler?.commit && deliverable) await handler.commit(m, deliverable, { manager: m, payer: payment.payer, paymentId: payment.paymentId, now: new Date(), proofKey: d.proofKey });
+        // A server without this SKU's effect (a rolling deploy) must not drop it: throwing keeps the row.
+        if (!handler?.commit || !deliverable) throw new Error(`no effect to run here for ${payment.skuId} (handler or deliverable missing)`);
+        await handler.commit(m, deliverable, { manager: m, payer: payment.payer, paymentId: payment.paymentId, now: new Date(), proofKey: d.proofKey });
         return true;
       });
       if (done) {
@@ -74,7 +76,7 @@ export async function retryDueEffects(d: EffectRetryDeps, now = new Date()): Pro
       const attempts = row.attempts + 1;
       await d.ds.manager
         .update(X402PaymentEffectEntity, { paymentId: row.paymentId, attempts: row.attempts }, { attempts, lastError: errorText(err), nextAttemptTime: new Date(Date.now() + backoffMs(attempts)) })
-        .catch(() => undefined);
+        .catch((rescheduleErr) => d.log.warn({ err: rescheduleErr, paymentId: row.paymentId }, "could not reschedule a queued payment effect"));
       d.log.error({ err, paymentId: row.paymentId, attempts }, "a queued payment effect failed again; retrying later");
     }
   }

@@ -173,13 +173,17 @@ export class Refunder {
     const sent = withSent(sentOf(row), hash, nonce);
     // A database blip must not lose the hash: a few tries before the send fails with it unrecorded.
     for (let attempt = 1; ; attempt++) {
+      let res;
       try {
-        await this.ds.manager.update(X402PaymentEntity, { paymentId }, { refundSentJson: JSON.stringify(sent), refundTxHash: hash, updateTime: new Date() });
-        return;
+        // Guarded by the lease: a holder whose lease another server took over stores nothing, so it broadcasts nothing.
+        res = await this.ds.manager.update(X402PaymentEntity, { paymentId, state: "refunding", refundHolder: this.holder }, { refundSentJson: JSON.stringify(sent), refundTxHash: hash, updateTime: new Date() });
       } catch (err) {
         if (attempt >= 5) throw err;
         await new Promise((r) => setTimeout(r, 200 * attempt));
+        continue;
       }
+      if ((res.affected ?? 0) !== 1) throw new Error(`refund of ${paymentId}: this server no longer holds its lease`);
+      return;
     }
   }
 

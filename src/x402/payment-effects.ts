@@ -2,7 +2,7 @@ import { fromJson, type JsonObject } from "@bufbuild/protobuf";
 import { LessThanOrEqual, type DataSource, type EntityManager } from "typeorm";
 import { CallServiceResponseSchema } from "../../gen/svc/payment/v1/payment_service_pb.js";
 import { isDatabaseBusy, isDatabaseUnavailable } from "../platform/db/errors.js";
-import { runInTransaction } from "../platform/db/transaction.js";
+import { isDeadlock, runInTransaction } from "../platform/db/transaction.js";
 import type { Logger } from "../platform/log.js";
 import type { ProofKey } from "../proof/proof-recorder.js";
 import type { SkuHandler } from "../skus/sku-handler.js";
@@ -16,12 +16,9 @@ import { X402PaymentEntity } from "./payment.entity.js";
 // deletes the outbox row and commits the effect in one transaction.
 
 const MAX_BACKOFF_MS = 10 * 60_000;
-const deadlockCodes = new Set(["ER_LOCK_DEADLOCK", "SQLITE_BUSY"]);
-
 /** Errors that doom the whole transaction (the outer unit retries or fails): never queued as an effect failure. */
 function dooms(err: unknown): boolean {
-  const code = String((err as { driverError?: { code?: unknown }; code?: unknown })?.driverError?.code ?? (err as { code?: unknown })?.code ?? "");
-  return deadlockCodes.has(code) || isDatabaseUnavailable(err) || isDatabaseBusy(err);
+  return isDeadlock(err) || isDatabaseUnavailable(err) || isDatabaseBusy(err);
 }
 
 /** Runs `effect` in a savepoint of `m`'s transaction; on failure rolls it back and queues a retry. Returns whether it landed. */

@@ -14,6 +14,11 @@ function driverCode(err: unknown): string | undefined {
   return e?.driverError?.code ?? e?.code;
 }
 
+/** A deadlock or lost snapshot: the whole transaction must be retried (runInTransaction does). */
+export function isDeadlock(err: unknown): boolean {
+  return DEADLOCK.has(driverCode(err) ?? "");
+}
+
 /**
  * Runs one unit of work in a transaction. A deadlock retries the whole unit with a fresh
  * QueryRunner (bounded); a lock-wait timeout becomes Unavailable so the client may retry.

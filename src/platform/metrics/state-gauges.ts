@@ -62,7 +62,14 @@ export function registerStateGauges(metrics: AppMetrics, ds: DataSource, breaker
     }),
   );
 
-  const breakerRows = () => rows<{ upstream: string; opened_ms: number | string }>(ds, `SELECT upstream, opened_ms FROM circuit_breakers WHERE opened_ms IS NOT NULL ORDER BY opened_ms DESC LIMIT ${MAX_BREAKER_SERIES}`);
+  // Both breaker gauges read one query per scrape: the first collector starts it, the second shares it.
+  let breakerRead: { at: number; rows: Promise<{ upstream: string; opened_ms: number | string }[]> } | undefined;
+  const breakerRows = () => {
+    if (!breakerRead || Date.now() - breakerRead.at > QUERY_DEADLINE_MS) {
+      breakerRead = { at: Date.now(), rows: rows(ds, `SELECT upstream, opened_ms FROM circuit_breakers WHERE opened_ms IS NOT NULL ORDER BY opened_ms DESC LIMIT ${MAX_BREAKER_SERIES}`) };
+    }
+    return breakerRead.rows;
+  };
   const stateOf = (openedMs: number) => (Date.now() - openedMs >= breakerCooldownMs ? "half_open" : "open");
   metrics.scrapeGauge("svc_circuit_breakers", "Upstream circuit breakers not closed, by state (cluster-wide; upstreams without a row are closed)", ["state"], (g) =>
     tolerant("breakers", async () => {

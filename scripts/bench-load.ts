@@ -8,6 +8,7 @@ import { generatePrivateKey } from "viem/accounts";
 import { startChild, type Child } from "./bench/children.js";
 import { expectStatus, httpClient, runClosedLoop, type RunResult, type Send, type Unit } from "./bench/load-client.js";
 import { decodeRequired, newBuyers, signPayments } from "./bench/buyers.js";
+import { cpuMeter, watchedRoles, type Roles } from "./bench/cpu-usage.js";
 
 // npm run bench:load: throughput and p50/p99 latency at increasing concurrency against MySQL/MariaDB
 // and the dev chain (anvil), one load generator for every scenario:
@@ -42,7 +43,13 @@ interface Row {
   concurrency: number;
   unit: string;
   r: RunResult;
+  /** CPU ms per role during the run (Linux). */
+  cpu: Record<string, number>;
 }
+
+/** The role whose CPU a scenario's server spends (the reference's is its server plus its facilitator). */
+const SERVER_ROLES: Record<string, string[]> = { "bare-node": ["bare"], "x402-express": ["reference", "facilitator"] };
+const serverRoles = (scenario: string) => SERVER_ROLES[scenario] ?? ["ours"];
 
 async function withAdmin<T>(fn: (c: mysql.Connection) => Promise<T>): Promise<T> {
   const url = new URL(DATABASE_URL);
@@ -125,11 +132,17 @@ async function main() {
     setup.close();
 
     const rows: Row[] = [];
+    const roles: Roles = watchedRoles({ ours: ours.proc.pid, bare: bare.proc.pid, reference: reference.proc.pid, facilitator: facilitator.proc.pid, client: process.pid });
     const run = async (scenario: string, unitName: string, origin: string, c: number, max: number, ms: number, unit: Unit) => {
       if (ONLY && !ONLY.includes(scenario)) return;
+      const meter = cpuMeter(roles);
       const r = await runClosedLoop(origin, { concurrency: c, maxRequests: max, durationMs: ms }, unit);
-      rows.push({ scenario, concurrency: c, unit: unitName, r });
-      console.log(`  ${scenario.padEnd(13)} c=${String(c).padEnd(4)} ${r.requests} ${unitName}s, ${r.perSecond.toFixed(0)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(0)} ms, errors ${r.errors}${r.firstError ? ` (${r.firstError})` : ""}`);
+      const cpu = meter();
+      rows.push({ scenario, concurrency: c, unit: unitName, r, cpu });
+      const perUnit = (ms: number) => `${((ms * 1000) / Math.max(r.requests, 1)).toFixed(0)} µs`;
+      const server = serverRoles(scenario).reduce((s, role) => s + (cpu[role] ?? 0), 0);
+      const others = ["client", "anvil", "db"].filter((role) => roles[role]?.length).map((role) => `${role} ${perUnit(cpu[role]!)}`);
+      console.log(`  ${scenario.padEnd(13)} c=${String(c).padEnd(4)} ${r.requests} ${unitName}s, ${r.perSecond.toFixed(0)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(0)} ms, errors ${r.errors}${r.firstError ? ` (${r.firstError})` : ""}; CPU per ${unitName}: server ${perUnit(server)}, ${others.join(", ")}`);
     };
     const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
     // Time spent per marketplace step, to show which one bounds the flow.
@@ -187,10 +200,11 @@ async function main() {
 
 function printTable(rows: Row[]) {
   const f = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : "-");
-  console.log("\n| scenario | concurrency | requests | throughput /s | p50 ms | p99 ms | max ms | errors |");
-  console.log("|---|---|---|---|---|---|---|---|");
-  for (const { scenario, concurrency, unit, r } of rows) {
-    console.log(`| ${scenario}${unit === "flow" ? " (flows of 5 requests)" : ""} | ${concurrency} | ${r.requests} | ${f(r.perSecond)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.max)} | ${r.errors} |`);
+  console.log("\n| scenario | concurrency | requests | throughput /s | p50 ms | p99 ms | max ms | errors | server CPU µs per unit |");
+  console.log("|---|---|---|---|---|---|---|---|---|");
+  for (const { scenario, concurrency, unit, r, cpu } of rows) {
+    const server = serverRoles(scenario).reduce((s, role) => s + (cpu[role] ?? 0), 0);
+    console.log(`| ${scenario}${unit === "flow" ? " (flows of 5 requests)" : ""} | ${concurrency} | ${r.requests} | ${f(r.perSecond)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.max)} | ${r.errors} | ${f((server * 1000) / Math.max(r.requests, 1))} |`);
   }
   const at = (s: string, c: number) => rows.find((x) => x.scenario === s && x.concurrency === c)?.r;
   console.log("\n| concurrency | paid throughput ours / reference | our paid p99 vs reference p50 | challenge / bare Node throughput |");

@@ -54,6 +54,7 @@ const EnvSchema = z.object({
   SETTLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(90_000),
   SETTLE_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(20),
   SETTLE_BATCH_MAX: z.coerce.number().int().min(1).max(100).default(50), // 100 items: ~24M gas limit, under a 30M block
+  SETTLE_BATCH_EAGER: z.enum(["true", "false"]).default("true"),
   SETTLEMENT_BATCHER_ADDRESS: z.string().regex(HEX_ADDRESS, "must be a 0x-prefixed 20-byte address").optional(),
   PROOF_HMAC_KEY: z.string().min(16).optional(),
   WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),
@@ -152,6 +153,8 @@ export interface Config {
   /** Built-in facilitator: settlements arriving within this window share one batcher transaction (0 = one tx each). */
   settleBatchWindowMs: number;
   settleBatchMax: number;
+  /** SETTLE_BATCH_EAGER: a settlement that finds no transaction in flight is sent at once, not after the window. */
+  settleBatchEager: boolean;
   /** SettlementBatcher contract; the dev chain places one at DEV_SETTLEMENT_BATCHER; no batching on a real chain when unset. */
   settlementBatcherAddress: `0x${string}` | undefined;
   proofHmacKey: string;
@@ -289,6 +292,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     settleTimeoutMs: e.SETTLE_TIMEOUT_MS,
     settleBatchWindowMs: e.SETTLE_BATCH_WINDOW_MS,
     settleBatchMax: e.SETTLE_BATCH_MAX,
+    settleBatchEager: e.SETTLE_BATCH_EAGER === "true",
     settlementBatcherAddress: (e.SETTLEMENT_BATCHER_ADDRESS ?? (e.CHAIN_RPC_URL ? undefined : DEV_SETTLEMENT_BATCHER)) as `0x${string}` | undefined,
     proofHmacKey: e.PROOF_HMAC_KEY ?? DEV_PROOF_HMAC_KEY,
     proofHmacKeyIsDev: !e.PROOF_HMAC_KEY,

@@ -144,7 +144,7 @@ export function buildApp(deps: AppDeps) {
     : chain.facilitatorAccount &&
       new BuiltInFacilitator(chain.network, chain.publicClient, sender(chain.facilitatorAccount)!, undefined, deps.signatureRecovery,
         // Batched settlement needs the batcher contract (always on the dev chain; a setting on a real chain).
-        config.settlementBatcherAddress && { batcher: config.settlementBatcherAddress, windowMs: config.settleBatchWindowMs, max: config.settleBatchMax }, log);
+        config.settlementBatcherAddress && { batcher: config.settlementBatcherAddress, windowMs: config.settleBatchWindowMs, max: config.settleBatchMax, eager: config.settleBatchEager }, log);
   if (!facilitator) throw new Error("no facilitator: set FACILITATOR_URL or FACILITATOR_PRIVATE_KEY");
   const store = new PaymentStore(ds);
   const jobs = new JobQueue(ds);

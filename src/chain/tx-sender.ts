@@ -9,7 +9,8 @@ import type { Logger } from "../platform/log.js";
 // - a transaction not mined in time whose nonce sits above the chain's pending count is held back by a
 //   gap (a nonce allocated by a process that died before sending it): the gap is filled with 0-value
 //   transfers to self, so the key never stalls;
-// - one watcher polls the receipts of every outstanding transaction in a single JSON-RPC batch;
+// - one watcher polls the receipts of every outstanding transaction in a single JSON-RPC batch, and each
+//   new broadcast is looked up once at once (a chain that mines on arrival, like anvil, has it already);
 // - a transaction not mined within `resendAfterMs` is re-sent with the same nonce and fees raised
 //   by a quarter (a node may park it behind a stale fee), until `timeoutMs`.
 
@@ -139,15 +140,18 @@ export class TransactionSender {
   ): Promise<TransactionReceipt> {
     let fees = initialFees;
     const deadline = Date.now() + this.opts.timeoutMs;
+    let fresh: Hex | undefined = hashes[hashes.length - 1]; // broadcast and not looked up yet
     for (let first = true; ; first = false) {
       if (!first) {
         const hash = await this.broadcast(req, nonce, fees, hashes).catch(() => hashes[hashes.length - 1]!);
         if (!hashes.includes(hash)) {
           hashes.push(hash);
+          fresh = hash;
           await onSubmitted?.(hash);
         }
       }
-      const receipt = await this.waitForAny(hashes, Math.min(this.opts.resendAfterMs, deadline - Date.now()));
+      const receipt = await this.waitForAny(hashes, Math.min(this.opts.resendAfterMs, deadline - Date.now()), fresh);
+      fresh = undefined;
       if (receipt) return receipt;
       if (Date.now() >= deadline) throw new SendTimeoutError(hashes);
       await this.fillGapsBelow(nonce);
@@ -295,7 +299,8 @@ export class TransactionSender {
     return { maxFeePerGas: this.feeCache.maxFeePerGas, maxPriorityFeePerGas: this.feeCache.maxPriorityFeePerGas };
   }
 
-  private waitForAny(hashes: Hex[], ms: number): Promise<TransactionReceipt | undefined> {
+  /** The first receipt of any of `hashes` within `ms`; `lookNow` is asked for at once, not at the next poll. */
+  private waitForAny(hashes: Hex[], ms: number, lookNow?: Hex): Promise<TransactionReceipt | undefined> {
     return new Promise((resolve) => {
       let done = false;
       const finish = (r: TransactionReceipt | undefined) => {
@@ -312,6 +317,12 @@ export class TransactionSender {
       const waiter: Waiter = { resolve: finish };
       const timer = setTimeout(() => finish(undefined), Math.max(ms, 0));
       for (const h of hashes) this.waiting.set(h, [...(this.waiting.get(h) ?? []), waiter]);
+      if (lookNow) {
+        this.client.getTransactionReceipt({ hash: lookNow }).then(
+          (r) => r && finish(r),
+          () => undefined, // not mined yet (or no answer): the poll keeps looking
+        );
+      }
       this.schedule();
     });
   }

@@ -9,6 +9,10 @@ import type { Authorization } from "./eip3009.js";
 // chain's transactions-per-second no longer caps payments-per-second and gas per payment drops.
 // A window that closes with a single item sends it directly to the token (cheaper, identical to the
 // unbatched path; its batch index is null). Every caller gets back the one receipt and its own index.
+// Eager (the default), it batches like a group commit: a settlement that finds nothing in flight is sent
+// at once (with whatever arrived in the same turn of the event loop), and the ones arriving while a
+// transaction is in flight go together as soon as it is mined, or when the window closes, whichever is
+// first. Light load then pays no window, and heavy load still fills batches.
 
 /** Gas for transferWithAuthorization on a USDC-like token, with headroom (measured ~70k). */
 export const SETTLE_GAS = 150_000n;
@@ -23,6 +27,8 @@ export interface BatchingOptions {
   windowMs: number;
   /** A batch is sent as soon as it holds this many settlements. */
   max: number;
+  /** Send at once when no transaction of this queue is in flight (else wait out the window); default true. */
+  eager?: boolean;
 }
 
 export interface BatchItem {
@@ -58,6 +64,9 @@ export function transferWithAuthorizationData(auth: Authorization, signature: He
 export class SettlementBatchQueue {
   private queue: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private soon: NodeJS.Immediate | undefined;
+  /** Transactions sent by flush() whose receipts have not come back yet. */
+  private inFlight = 0;
 
   constructor(
     private readonly sender: TransactionSender,
@@ -72,21 +81,30 @@ export class SettlementBatchQueue {
     return new Promise<SentItem>((resolve, reject) => {
       this.queue.push({ ...item, resolve, reject });
       if (this.queue.length >= this.opts.max) this.flush();
-      else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.opts.windowMs);
+      else if (this.inFlight === 0 && this.opts.eager !== false) this.soon ??= setImmediate(() => this.flush());
+      else this.timer ??= setTimeout(() => this.flush(), this.opts.windowMs);
     });
   }
 
   private flush(): void {
     clearTimeout(this.timer);
+    clearImmediate(this.soon);
     this.timer = undefined;
+    this.soon = undefined;
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
+    this.inFlight++;
     const run = batch.length === 1 ? this.sendAlone(batch[0]!).then((r) => [r]) : this.sendBatch(batch);
-    run.then(
-      (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
-      (err) => batch.forEach((p) => p.reject(err)),
-    );
+    run
+      .then(
+        (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
+        (err) => batch.forEach((p) => p.reject(err)),
+      )
+      .finally(() => {
+        // What queued up behind this transaction has waited long enough: it goes now (eager).
+        if (--this.inFlight === 0 && this.queue.length && this.opts.eager !== false) this.flush();
+      });
   }
 
   private async sendAlone(item: BatchItem): Promise<SentItem> {

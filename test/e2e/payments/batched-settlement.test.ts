@@ -44,7 +44,7 @@ describe("batched settlement", function () {
     // A long window with a size cap: a batch is sent as soon as it holds BATCH items (no timing assumption).
     const BATCH = 6;
     before(async () => {
-      srv = await startTestServer({ SETTLE_BATCH_WINDOW_MS: "1500", SETTLE_BATCH_MAX: String(BATCH), PAYER_RATE_LIMIT_PER_MINUTE: "0" });
+      srv = await startTestServer({ SETTLE_BATCH_WINDOW_MS: "1500", SETTLE_BATCH_MAX: String(BATCH), SETTLE_BATCH_EAGER: "false", PAYER_RATE_LIMIT_PER_MINUTE: "0" });
     });
     after(() => srv.close());
 
@@ -152,7 +152,7 @@ describe("batched settlement", function () {
     let settler: TestServer;
     before(async () => {
       // The facilitator batches pairs: both payments below land in one batch transaction.
-      settler = await startTestServer({ FACILITATOR_API_KEY: API_KEY, SETTLE_BATCH_WINDOW_MS: "3000", SETTLE_BATCH_MAX: "2" });
+      settler = await startTestServer({ FACILITATOR_API_KEY: API_KEY, SETTLE_BATCH_WINDOW_MS: "3000", SETTLE_BATCH_MAX: "2", SETTLE_BATCH_EAGER: "false" });
     });
     after(() => settler.close());
 

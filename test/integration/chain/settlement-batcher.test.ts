@@ -11,6 +11,7 @@ import { DEV_USDC } from "../../../src/chain/artifacts.js";
 import { TransactionSender } from "../../../src/chain/tx-sender.js";
 import { findSettlement } from "../../../src/chain/settlement-logs.js";
 import { BuiltInFacilitator } from "../../../src/x402/builtin-facilitator.js";
+import { SettlementBatchQueue } from "../../../src/x402/settlement-batcher.js";
 import { directPayments } from "../../fixtures/direct-payments.js";
 
 // The SettlementBatcher contract through the built-in facilitator on a real anvil: every item of a
@@ -66,7 +67,7 @@ describe("SettlementBatcher on the dev chain", function () {
         return real.send(...args);
       },
     });
-    const facilitator = new BuiltInFacilitator(chain.network, chain.publicClient, sender, undefined, undefined, { batcher: config.settlementBatcherAddress!, windowMs: 5_000, max: 5 }, log);
+    const facilitator = new BuiltInFacilitator(chain.network, chain.publicClient, sender, undefined, undefined, { batcher: config.settlementBatcherAddress!, windowMs: 5_000, max: 5, eager: false }, log);
     const treasuryBefore = await balance(chain.treasury);
     const order: PaymentPayload[] = [signed.a.payload, signed.b.payload, signed.c1.payload, signed.c2.payload, signed.d.payload];
     const [ra, rb, rc1, rc2, rd] = await Promise.all(order.map((p) => facilitator.settle(p, requirements())));
@@ -98,12 +99,50 @@ describe("SettlementBatcher on the dev chain", function () {
 
   it("sends a window's lone settlement directly to the token, without a batch index", async () => {
     const a = await fund(PRICE);
-    const facilitator = new BuiltInFacilitator(chain.network, chain.publicClient, faucetless(), undefined, undefined, { batcher: config.settlementBatcherAddress!, windowMs: 10, max: 50 }, log);
+    const facilitator = new BuiltInFacilitator(chain.network, chain.publicClient, faucetless(), undefined, undefined, { batcher: config.settlementBatcherAddress!, windowMs: 10, max: 50, eager: false }, log);
     const r = await facilitator.settle((await sign(a)).payload, requirements());
     expect(r.success).to.equal(true);
     expect(r.extra).to.equal(undefined);
     const tx = await chain.publicClient.getTransaction({ hash: r.transaction as Hex });
     expect(tx.to!.toLowerCase()).to.equal(chain.network.usdcAddress.toLowerCase());
+  });
+
+  it("eager (the default): sends a settlement that finds nothing in flight at once, and batches the ones that queue behind it", async () => {
+    const [a, b, c, d] = await Promise.all([fund(PRICE), fund(PRICE), fund(PRICE), fund(PRICE)]);
+    const [sa, sb, sc, sd] = [await sign(a), await sign(b), await sign(c), await sign(d)];
+    // The first transaction is held in flight until the others have queued behind it.
+    const real = faucetless();
+    let started!: () => void;
+    const inFlight = new Promise<void>((r) => (started = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let sends = 0;
+    const sender = Object.assign(Object.create(real) as TransactionSender, {
+      send: async (...args: Parameters<TransactionSender["send"]>) => {
+        if (sends++ === 0) {
+          started();
+          await released;
+        }
+        return real.send(...args);
+      },
+    });
+    // A ten-minute window: nothing here may wait it out (the test would time out).
+    const queue = new SettlementBatchQueue(sender, chain.network.usdcAddress, { batcher: config.settlementBatcherAddress!, windowMs: 600_000, max: 50 }, log);
+    const first = queue.submit({ auth: sa.auth, signature: sa.signature });
+    await inFlight;
+    const rest = [sb, sc, sd].map((x) => queue.submit({ auth: x.auth, signature: x.signature }));
+    release();
+    const [ra, ...others] = await Promise.all([first, ...rest]);
+
+    expect(ra!.batchIndex).to.equal(null); // alone, straight to the token
+    expect(ra!.receipt.to!.toLowerCase()).to.equal(chain.network.usdcAddress.toLowerCase());
+    const batchTx = others[0]!.receipt.transactionHash;
+    expect(batchTx).to.not.equal(ra!.receipt.transactionHash);
+    expect(others.map((o) => o.receipt.transactionHash)).to.deep.equal([batchTx, batchTx, batchTx]);
+    expect(others.map((o) => o.batchIndex)).to.deep.equal([0, 1, 2]);
+    expect(others[0]!.receipt.to!.toLowerCase()).to.equal(config.settlementBatcherAddress!.toLowerCase());
+    expect(sends).to.equal(2); // two transactions for four settlements
+    for (const acct of [a, b, c, d]) expect(await balance(acct.address)).to.equal(0n);
   });
 
   function faucetless() {

@@ -12,7 +12,7 @@ import { cpuMeter, watchedRoles, type Roles } from "./bench/cpu-usage.js";
 
 // npm run bench:load: throughput and p50/p99 latency at increasing concurrency against MySQL/MariaDB
 // and the dev chain (anvil), one load generator for every scenario:
-//   bare-node      a bare Node HTTP server answering a fixed 402 (the floor for the challenge path)
+//   bare-node      a bare Node HTTP server answering our challenge's bytes, captured once (the floor for the challenge path)
 //   challenge      our 402 challenge of a paid SKU
 //   catalog        GET /v1/services
 //   paid           our paid sync calls (attestation.single-use-seal), real EIP-3009 payments settled on anvil
@@ -87,8 +87,6 @@ async function main() {
       OPERATOR_API_KEY: OPERATOR,
     }, profile);
     children.push(ours);
-    const bare = await startChild<{ url: string }>("./bare-server.ts", {});
-    children.push(bare);
     const facilitator = await startChild<{ url: string }>("./reference-facilitator.ts", { RPC_URL: ours.info.rpcUrl, FACILITATOR_KEY: REFERENCE_FACILITATOR_KEY });
     children.push(facilitator);
 
@@ -96,6 +94,10 @@ async function main() {
     const ch = await setup.send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY);
     if (ch.status !== 402) throw new Error(`challenge answered ${ch.status}: ${ch.body}`);
     const ourRequired = decodeRequired(ch.headers["payment-required"]);
+    // Node writes date, connection and keep-alive itself; everything else of our answer is replayed as is.
+    const replayed = Object.fromEntries(Object.entries(ch.headers).filter(([k]) => !["date", "connection", "keep-alive", "content-length"].includes(k)).map(([k, v]) => [k, String(v)]));
+    const bare = await startChild<{ url: string }>("./bare-server.ts", { BARE_ANSWER: JSON.stringify({ status: ch.status, headers: replayed, body: ch.body }) });
+    children.push(bare);
     const amount = BigInt(ourRequired.accepts[0]!.amount);
     const price = `$${(Number(amount) / 1e6).toFixed(6).replace(/0+$/, "").replace(/\.$/, "")}`;
     const reference = await startChild<{ url: string }>("./reference-server.ts", { FACILITATOR_URL: facilitator.info.url, PRICE: price, PAY_TO: REFERENCE_PAY_TO });

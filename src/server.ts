@@ -322,12 +322,12 @@ export function buildApp(deps: AppDeps) {
     rpcPaths: new Set(rpcRouter.handlers.map((h) => h.requestPath)),
     frontPrefixes: fronts.map((f) => f.prefix),
   });
-  // The edge: request id and context, HTTP metrics and server span, GET /metrics (METRICS_TOKEN protects it).
   const connect = connectNodeAdapter({ routes, interceptors, readMaxBytes: config.maxBodyBytes, fallback: withFronts(fronts, restShim) });
-  // Unpaid calls of paid SKUs get their 402 without the RPC stack (same checks, bytes and metrics: challenge-fast-path.ts).
   const fastPathStats = { answered: 0 };
-  const entry = deps.challengeFastPath === false ? connect : withChallengeFastPath(connect, { gate, table, restShim, maxBodyBytes: config.maxBodyBytes, publicBaseUrl: config.publicBaseUrl, metrics, log, stats: fastPathStats });
-  const handler = observedHttp(withSecurityHeaders(withCors(withBodyLimit(entry, config.maxBodyBytes), config.corsOrigins)), { metrics, routeOf, metricsToken: config.metricsToken });
+  // The edge: request id and context, HTTP metrics and server span, GET /metrics (METRICS_TOKEN protects it).
+  const edge = observedHttp(withSecurityHeaders(withCors(withBodyLimit(connect, config.maxBodyBytes), config.corsOrigins)), { metrics, routeOf, metricsToken: config.metricsToken });
+  // Unpaid calls of paid SKUs get their 402 in front of the edge (same checks, bytes and metrics: challenge-fast-path.ts).
+  const handler = deps.challengeFastPath === false ? edge : withChallengeFastPath(edge, { gate, table, routeOf, maxBodyBytes: config.maxBodyBytes, publicBaseUrl: config.publicBaseUrl, metrics, log, stats: fastPathStats });
   return {
     handler,
     transport,

@@ -1,33 +1,26 @@
 import http from "node:http";
 
-// Child process of `npm run bench:load`: the floor for the challenge path. A bare Node HTTP server
-// that reads the request body and answers a fixed 402 with an x402-like JSON body and
-// PAYMENT-REQUIRED header, doing no other work.
+// Child process of `npm run bench:load`: the floor for the challenge path. A bare Node HTTP server that
+// reads the request body and answers with the very bytes our server's 402 challenge has (status, headers
+// and body, captured once by the parent and passed in BARE_ANSWER), doing no other work. Answering the
+// same bytes keeps the client's share of the work equal on both sides, so the ratio measures what our
+// server does per request, not how much bigger its answer is than a made-up one.
 
-const accepts = [
-  {
-    scheme: "exact",
-    network: "eip155:84532",
-    amount: "50000",
-    asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-    payTo: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-    maxTimeoutSeconds: 60,
-    extra: { name: "USDC", version: "2" },
-  },
-];
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const answer = JSON.parse(process.env.BARE_ANSWER ?? "null") as Answer | null;
+if (!answer) throw new Error("BARE_ANSWER (the status, headers and body to answer) is required");
+const body = Buffer.from(answer.body);
+const headers = { ...answer.headers, "content-length": String(body.length) };
 
 const server = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on("data", (c: Buffer) => chunks.push(c));
+  req.on("data", () => {});
   req.on("end", () => {
-    const required = { x402Version: 2, error: "Payment required", resource: { url: `http://${req.headers.host}${req.url}` }, accepts };
-    const body = JSON.stringify({ x402Version: 1, error: "Payment required", accepts });
-    res.writeHead(402, {
-      "content-type": "application/json; charset=utf-8",
-      "content-length": Buffer.byteLength(body),
-      "payment-required": Buffer.from(JSON.stringify(required)).toString("base64"),
-      "cache-control": "no-store",
-    });
+    res.writeHead(answer.status, headers);
     res.end(body);
   });
 });

@@ -1,5 +1,6 @@
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
 import { requestIdFrom } from "../platform/request-context.js";
+import { takePrereadBody } from "../platform/http/preread-body.js";
 import { fromJson, toJson, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { Logger } from "../platform/log.js";
@@ -169,8 +170,7 @@ export function createRestShim(opts: RestShimOptions) {
     return { status, headers, body: errorBody(internal ? "internal" : code, internal ? "internal error" : ce.rawMessage) };
   }
 
-  /** `body`: the request body when a caller already read it (the challenge fast path falling through). */
-  return async function restShim(req: NodeReq, res: NodeRes, body?: string): Promise<void> {
+  return async function restShim(req: NodeReq, res: NodeRes): Promise<void> {
     // The HTTP edge (observed-http.ts) already chose it; a shim used on its own honours a sane header.
     const requestId = requestIdFrom(req.headers["x-request-id"]);
     const head = req.method === "HEAD";
@@ -183,7 +183,7 @@ export function createRestShim(opts: RestShimOptions) {
         throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`, { allow: match.allow.join(", ") });
       }
       const route: RestRoute = match.route;
-      const json = route.method === "POST" ? parseJsonBody(body ?? (await readBody(req, opts.maxBodyBytes))) : undefined;
+      const json = route.method === "POST" ? parseJsonBody(takePrereadBody(req) ?? (await readBody(req, opts.maxBodyBytes))) : undefined;
       if (json !== undefined && (typeof json !== "object" || json === null || Array.isArray(json))) {
         throw new HttpError(400, "invalid_argument", "the request body must be a JSON object");
       }

@@ -2,15 +2,17 @@ import type http from "node:http";
 import type http2 from "node:http2";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { trace } from "@opentelemetry/api";
 import { PaymentService } from "../../gen/svc/payment/v1/payment_service_pb.js";
 import type { Logger } from "../platform/log.js";
 import type { AppMetrics } from "../platform/metrics/app-metrics.js";
+import { httpRequestRecorder } from "../platform/metrics/observed-http.js";
 import { requestIdFrom } from "../platform/request-context.js";
+import { tracingEnabled } from "../platform/tracing/tracing.js";
+import { DEFAULT_SECURITY_HEADERS } from "../platform/http/security-headers.js";
+import { setPrereadBody } from "../platform/http/preread-body.js";
 import { KIT_VERSION_HEADER } from "../catalog/kit.js";
 import type { SkuDefinition } from "../catalog/catalog-config.js";
 import { JURISDICTION_HEADER } from "../policy/jurisdiction.js";
-import { fromLegacyJson } from "../rest/legacy-json.js";
 import { challengeBody } from "../rest/rest-shim.js";
 import type { RestContext, RouteTable, RpcRoute } from "../rest/route-table.js";
 import { httpStatusFor } from "../rest/status-table.js";
@@ -18,15 +20,16 @@ import { PAYMENT_REQUIRED, type PaymentGate } from "./payment-gate.js";
 import { encodePaymentRequired } from "./wire.js";
 
 // The challenge fast path: an unpaid REST call of a paid SKU (POST /v1/services/{sku_id} carrying no payment
-// header of any kind) is answered its 402 here, without the Connect adapter, the RPC interceptors and the
-// in-process transport. It runs the gate's own pre-challenge checks (PaymentGate.beforeChallenge) and builds
-// the challenge with the gate's own builder (firstChallenge, cached per SKU and base URL), writes it with the
-// REST shim's writer, and counts what the normal path counts (the payments and RPC metrics; the HTTP edge
-// around it counts the request). Anything else - a refusal, an unpaid-subject answer, a payment, an Authorization
-// or kit header, another content type or encoding, HTTP/2, a recording trace - goes the normal way, with the
-// body it already read handed to the REST shim; when the gate's checks already ran, the normal path reuses their
-// outcome (PaymentGate.reusingChecks) instead of running them twice. Sits inside the HTTP edge, security
-// headers, CORS and body limit.
+// header of any kind) is answered its 402 here, in front of the whole HTTP edge: no request context, server
+// span, Connect adapter, RPC interceptors or in-process transport. It runs the gate's own pre-challenge checks
+// (PaymentGate.beforeChallenge) and builds the challenge with the gate's own builder (firstChallenge, cached
+// per SKU and base URL), and writes what the normal path writes: the same status, headers (request id,
+// security headers, the REST shim's) and body. It counts what the normal path counts: the HTTP request by
+// route, the payments outcome, the RPC metric and the refusal log line (with the request id).
+// Anything else - a refusal, an unpaid-subject answer, a payment, an Authorization, kit or Origin header,
+// another content type or encoding, HTTP/2, tracing on - goes through the normal edge (`next`), with the body
+// it already read left for the REST shim (preread-body.ts); when the gate's checks already ran, the normal
+// path reuses their outcome (PaymentGate.reusingChecks) instead of running them twice.
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
 type Res = http.ServerResponse | http2.Http2ServerResponse;
@@ -34,8 +37,8 @@ type Res = http.ServerResponse | http2.Http2ServerResponse;
 export interface ChallengeFastPathOptions {
   gate: PaymentGate;
   table: RouteTable;
-  /** The REST shim: takes over a request whose body the fast path already read. */
-  restShim: (req: any, res: any, body?: string) => Promise<void>;
+  /** The HTTP edge's route label (the same function, so the fast path counts under the same label). */
+  routeOf: (method: string, path: string) => string;
   maxBodyBytes: number;
   publicBaseUrl?: string;
   metrics: AppMetrics;
@@ -57,9 +60,9 @@ const NO_QUERY = new URLSearchParams();
 
 interface CachedChallenge {
   status: number;
-  header: string;
+  /** The response headers after x-request-id, in the normal path's order (edge, security, REST shim). */
+  headers: [string, string][];
   body: Buffer;
-  length: string;
 }
 
 /** Whether the request's headers alone allow the fast path (nothing of it is read yet). */
@@ -73,7 +76,8 @@ function eligible(req: Req, maxBodyBytes: number): boolean {
   const length = h["content-length"];
   if (length === undefined || !(Number(length) <= maxBodyBytes)) return false;
   if (h["transfer-encoding"] !== undefined || h["content-encoding"] !== undefined || h.expect !== undefined) return false;
-  if (h.authorization !== undefined || h[KIT_VERSION_HEADER] !== undefined) return false;
+  // An Origin gets its CORS headers from the edge (cors.ts).
+  if (h.authorization !== undefined || h.origin !== undefined || h[KIT_VERSION_HEADER] !== undefined) return false;
   for (const name in h) if (PAYMENT_HEADER.test(name)) return false;
   return true;
 }
@@ -87,10 +91,12 @@ function readBody(req: Req): Promise<string> {
   });
 }
 
+/** Wraps the whole HTTP edge (`next`): the fast path's own answers never enter it. */
 export function withChallengeFastPath<H extends (req: any, res: any) => unknown>(next: H, o: ChallengeFastPathOptions): H {
   const cacheSize = o.cacheSize ?? 256;
   const rpcCount = o.metrics.rpcRequests.labels(RPC_LABELS);
   const rpcTime = o.metrics.rpcDuration.labels(RPC_LABELS);
+  const recordHttp = httpRequestRecorder(o.metrics);
   const cache = new Map<string, CachedChallenge>();
   const cached = (sku: SkuDefinition, baseUrl: string): CachedChallenge => {
     const key = `${sku.skuId} ${baseUrl}`;
@@ -98,19 +104,29 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
     if (!hit) {
       const ch = o.gate.firstChallenge(sku, baseUrl);
       const body = Buffer.from(JSON.stringify(challengeBody(ch.v1, "payment_required", PAYMENT_REQUIRED)));
-      hit = { status: httpStatusFor(Code.FailedPrecondition, "payment_required"), header: encodePaymentRequired(ch.v2), body, length: String(body.length) };
+      // The REST shim's `send`, unrolled (same headers, same order), after the edge's security headers.
+      const headers: Record<string, string> = {
+        ...DEFAULT_SECURITY_HEADERS,
+        "cache-control": "no-store",
+        "payment-required": encodePaymentRequired(ch.v2),
+        "content-type": "application/json; charset=utf-8",
+        "content-length": String(body.length),
+        "x-content-type-options": "nosniff",
+      };
+      hit = { status: httpStatusFor(Code.FailedPrecondition, "payment_required"), headers: Object.entries(headers), body };
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
       cache.set(key, hit);
     }
     return hit;
   };
 
-  // The route table's answer per path (it runs every route's regex): recent ones kept, bounded like `cached`.
-  const matches = new Map<string, ReturnType<RouteTable["match"]>>();
+  // The route table's answer per path (it runs every route's regex) with its route label: recent ones kept,
+  // bounded like `cached`.
+  const matches = new Map<string, { match: ReturnType<RouteTable["match"]>; label: string }>();
   const matchOf = (url: string) => {
     let m = matches.get(url);
     if (!m) {
-      m = o.table.match("POST", url);
+      m = { match: o.table.match("POST", url), label: o.routeOf("POST", url) };
       if (url.length <= 256) {
         if (matches.size >= cacheSize) matches.clear();
         matches.set(url, m);
@@ -119,7 +135,7 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
     return m;
   };
 
-  async function answer(req: Req, res: Res, route: RpcRoute, params: Record<string, string>): Promise<void> {
+  async function answer(req: Req, res: Res, route: RpcRoute, params: Record<string, string>, label: string): Promise<void> {
     const started = process.hrtime.bigint();
     let text: string;
     try {
@@ -128,31 +144,37 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
       res.destroy(); // the client went away mid-body
       return;
     }
-    const fallBack = () => o.restShim(req, res, text);
+    const fallBack = () => {
+      setPrereadBody(req, text);
+      return next(req, res);
+    };
     try {
       const body = text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
-      if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) return await fallBack();
+      if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) return void fallBack();
       const baseUrl = o.publicBaseUrl ?? `http://${req.headers.host ?? "localhost"}`;
       const ctx: RestContext = { params, query: NO_QUERY, body: body as JsonObject | undefined, headers: req.headers, baseUrl };
-      // The same request mapping and JSON codec as the REST shim's.
-      const message = fromLegacyJson(CALL_SERVICE.input, route.request!(ctx));
+      // The REST shim's request mapping ({sku_id, input}). Its protobuf decoding is skipped: `input` is a
+      // google.protobuf.Struct, whose JSON form is the parsed object itself, and `sku_id` a string.
+      const mapped = route.request!(ctx) as { sku_id?: unknown; input?: unknown };
+      if (typeof mapped.sku_id !== "string" || typeof mapped.input !== "object" || mapped.input === null || Array.isArray(mapped.input)) return void fallBack();
+      const skuId = mapped.sku_id;
       const jurisdiction = req.headers[JURISDICTION_HEADER];
       const outcome = o.gate.beforeChallenge({
-        skuId: message.skuId,
-        input: (message.input ?? {}) as JsonObject,
+        skuId,
+        input: mapped.input as JsonObject,
         paymentHeader: undefined,
         baseUrl,
         jurisdiction: Array.isArray(jurisdiction) ? jurisdiction.join(", ") : jurisdiction,
       });
       // Refused or not to be challenged: the normal path answers, with this outcome instead of a second run of the checks.
-      const handOn = () => o.gate.reusingChecks(message.skuId, outcome, fallBack);
+      const handOn = () => void o.gate.reusingChecks(skuId, outcome, fallBack);
       let before;
       try {
         before = await outcome;
       } catch {
-        return await handOn();
+        return handOn();
       }
-      if (before.kind !== "challenge") return await handOn();
+      if (before.kind !== "challenge") return handOn();
       const ch = cached(before.sku, baseUrl);
       const requestId = requestIdFrom(req.headers["x-request-id"]);
       // What the normal path counts and logs for this call: the payments outcome, the RPC metric, the refusal line.
@@ -162,29 +184,23 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
       rpcTime.observe(elapsed / 1e9);
       if (o.log.isLevelEnabled("info")) o.log.info({ rpc: RPC_NAME, requestId, ms: +(elapsed / 1e6).toFixed(2), code: Code[Code.FailedPrecondition], reason: "payment_required" }, "rpc refused");
       if (o.stats) o.stats.answered++;
-      // The REST shim's `send`, unrolled (same headers, same order), with the length and body computed once per challenge.
-      (res as http.ServerResponse).writeHead(ch.status, {
-        "x-request-id": requestId,
-        "cache-control": "no-store",
-        "payment-required": ch.header,
-        "content-type": "application/json; charset=utf-8",
-        "content-length": ch.length,
-        "x-content-type-options": "nosniff",
-      });
+      const headers: Record<string, string> = { "x-request-id": requestId };
+      for (const [k, v] of ch.headers) headers[k] = v;
+      (res as http.ServerResponse).writeHead(ch.status, headers);
       res.end(ch.body);
+      recordHttp("POST", label, ch.status, started);
     } catch {
-      // A body the REST mapping refuses (not JSON, not an object...), or anything unexpected: the normal path answers.
-      if (!res.headersSent) await fallBack();
+      // A body the REST mapping refuses, or anything unexpected: the normal path answers.
+      if (!res.headersSent) fallBack();
     }
   }
 
   const wrapped = (req: Req, res: Res) => {
-    if (!eligible(req, o.maxBodyBytes)) return next(req, res);
-    const match = matchOf(req.url!);
+    // With tracing on, the normal path makes the server and RPC spans.
+    if (!eligible(req, o.maxBodyBytes) || tracingEnabled()) return next(req, res);
+    const { match, label } = matchOf(req.url!);
     if (match.kind !== "found" || match.route.kind !== "rpc" || match.route.rpc !== CALL_SERVICE || !match.route.request || match.route.codec === "proto") return next(req, res);
-    // With tracing on, the normal path makes the RPC span.
-    if (trace.getActiveSpan()?.isRecording()) return next(req, res);
-    void answer(req, res, match.route, match.params).catch(() => res.destroy());
+    void answer(req, res, match.route, match.params, label).catch(() => res.destroy());
   };
   return wrapped as unknown as H;
 }

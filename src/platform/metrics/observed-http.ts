@@ -54,20 +54,28 @@ async function serveMetrics(req: Req, res: Res, o: ObservedHttpOptions): Promise
   }
 }
 
-export function observedHttp(handler: Handler, o: ObservedHttpOptions): Handler {
-  // The metric children per (method, route, status), bounded like the labels themselves: prom-client hashes a
-  // label object on every inc/observe otherwise (a hot-path cost on the challenge path).
+/**
+ * Counts and times one answered request by (method, route label, status). The metric children are kept per
+ * label set, bounded like the labels themselves: prom-client hashes a label object on every inc/observe
+ * otherwise (a hot-path cost on the challenge path).
+ */
+export function httpRequestRecorder(metrics: AppMetrics): (method: string, route: string, status: number, startedNs: bigint) => void {
   const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
-  const childFor = (method: string, route: string, status: number) => {
+  return (method, route, status, startedNs) => {
     const key = `${method} ${route} ${status}`;
     let c = children.get(key);
     if (!c) {
       const labels = { method, route, status: String(status) };
-      c = { count: o.metrics.httpRequests.labels(labels), time: o.metrics.httpDuration.labels(labels) };
+      c = { count: metrics.httpRequests.labels(labels), time: metrics.httpDuration.labels(labels) };
       children.set(key, c);
     }
-    return c;
+    c.count.inc();
+    c.time.observe(Number(process.hrtime.bigint() - startedNs) / 1e9);
   };
+}
+
+export function observedHttp(handler: Handler, o: ObservedHttpOptions): Handler {
+  const record = httpRequestRecorder(o.metrics);
   // The route label is a pure function of (method, path); matching runs every route's regex, so recent
   // answers are kept (bounded: short paths only, cleared when full).
   const labelCache = new Map<string, string>();
@@ -99,9 +107,7 @@ export function observedHttp(handler: Handler, o: ObservedHttpOptions): Handler 
       if (done) return;
       done = true;
       const status = res.statusCode;
-      const c = childFor(method, route, status);
-      c.count.inc();
-      c.time.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      record(method, route, status, started);
       span.setAttribute("http.response.status_code", status);
       if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();

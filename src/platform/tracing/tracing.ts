@@ -1,4 +1,4 @@
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
+import { context, ProxyTracerProvider, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
 
 // OpenTelemetry hooks. Spans are made through @opentelemetry/api only: with no tracer provider registered
 // (the default) every call is the API's no-op, and a no-op span (invalid context) skips the context
@@ -17,6 +17,15 @@ function tracer(): Tracer {
 }
 
 export { SpanKind };
+
+/** The API's no-op provider: what the global proxy delegates to while nothing is registered. */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/** Whether a tracer provider is registered (spans would record); false for the API's no-op default. */
+export function tracingEnabled(): boolean {
+  const p = trace.getTracerProvider();
+  return (p instanceof ProxyTracerProvider ? p.getDelegate() : p) !== NOOP_PROVIDER;
+}
 
 /** Runs `fn` inside a span named `name`; the span records an exception and ends when `fn` settles. */
 export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {

@@ -47,6 +47,10 @@ describe("tracing hooks", function () {
     expect(inTrace("x402.settle")).to.have.length(1);
     expect(inTrace("x402.settle")[0]!.attributes["svc.transaction"]).to.match(/^0x[0-9a-f]{64}$/);
     expect(server.resource.attributes["service.name"]).to.equal("svc");
+    // The unpaid first call too: with tracing on, the challenge fast path leaves it to the edge, which spans it.
+    const challenged = named("POST /v1/services/{sku_id}").find((s) => s.attributes["http.response.status_code"] === 402);
+    expect(challenged, "the 402 challenge's server span").to.not.equal(undefined);
+    expect(named("svc.payment.v1.PaymentService/CallService").filter((s) => s.spanContext().traceId === challenged!.spanContext().traceId)).to.have.length(1);
   });
 
   it("off (the default): nothing is registered and a paid call exports no span", async () => {

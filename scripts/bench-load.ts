@@ -28,8 +28,11 @@ const LEVELS = (process.env.BENCH_LEVELS ?? "1,8,32,128").split(",").map(Number)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const PAID_SECONDS = Number(process.env.BENCH_PAID_SECONDS ?? 8);
 const ONLY = process.env.BENCH_ONLY?.split(",");
-/** Most payments pre-signed per level: enough for the level's duration at well above the measured rates. */
-const PAID_CAP = (c: number) => Math.min(1_200, 40 + c * 12);
+/**
+ * Most payments pre-signed per level: enough for the level's duration at well above the measured rates, and at
+ * least 200, so a p99 is not just the slowest of a few dozen calls.
+ */
+const PAID_CAP = (c: number) => Math.min(1_200, Math.max(200, 40 + c * 12));
 const FLOW_CAP = (c: number) => Math.min(600, 20 + c * 5);
 const SKU = "attestation.single-use-seal";
 const SEAL_BODY = JSON.stringify({ producer: "bench", content_sha256: "a".repeat(64) });

@@ -19,7 +19,7 @@ import { cpuMeter, watchedRoles, type Roles } from "./bench/cpu-usage.js";
 //   x402-express   the same paid call through @x402/express 2.27 + the x402 reference facilitator (HTTP, loopback)
 //   marketplace    escrowed flows: post request -> bid -> accept -> complete -> release payout (one flow = 5 requests)
 // Each server runs in its own child process; this process only generates load. Figures are printed,
-// never asserted. Settings: DATABASE_URL, BENCH_LEVELS (1,8,32,128), BENCH_SECONDS (per level, 4),
+// never asserted. Settings: DATABASE_URL, BENCH_LEVELS (1,8,32,128), BENCH_SECONDS (per level, 4), BENCH_WARMUP (100),
 // BENCH_PAID_SECONDS (8), BENCH_ONLY (scenario names), BENCH_PROFILE=1 (CPU profile of our server into
 // BENCH_PROFILE_DIR, default $TMPDIR/svc-bench-profiles).
 
@@ -28,6 +28,8 @@ const LEVELS = (process.env.BENCH_LEVELS ?? "1,8,32,128").split(",").map(Number)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const PAID_SECONDS = Number(process.env.BENCH_PAID_SECONDS ?? 8);
 const ONLY = process.env.BENCH_ONLY?.split(",");
+/** Paid calls per side (and 20x as many challenges) before the first level; BENCH_WARMUP=0 skips it. */
+const WARMUP_CALLS = Number(process.env.BENCH_WARMUP ?? 100);
 /**
  * Most payments pre-signed per level: enough for the level's duration at well above the measured rates, and at
  * least 200, so a p99 is not just the slowest of a few dozen calls.
@@ -177,6 +179,20 @@ async function main() {
     };
 
     let signedOffset = 0;
+    // Warm-up, not counted: both sides' paid paths and our 402 run WARMUP_CALLS times first, so the first
+    // level measures the servers, not V8 compiling them (the reference gets the same).
+    if (WARMUP_CALLS > 0) {
+      const warm = async (origin: string, path: string, required: typeof ourRequired) => {
+        const payments = signPayments(buyers, required, WARMUP_CALLS, signedOffset);
+        const r = await runClosedLoop(origin, { concurrency: 4, maxRequests: WARMUP_CALLS, durationMs: 60_000 }, expectStatus(200, (i, send) => send("POST", path, { "payment-signature": payments[i]! }, SEAL_BODY)));
+        return `${r.requests} calls, ${r.errors} errors`;
+      };
+      const challenges = await runClosedLoop(ours.info.url, { concurrency: 4, maxRequests: WARMUP_CALLS * 20, durationMs: 60_000 }, expectStatus(402, (_i, send) => send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY)));
+      const paid = await warm(ours.info.url, `/v1/services/${SKU}`, ourRequired);
+      const ref = await warm(reference.info.url, "/paid", refRequired);
+      signedOffset += WARMUP_CALLS;
+      console.log(`warm-up (not counted): ${challenges.requests} challenges; paid ${paid}; x402-express ${ref}\n`);
+    }
     for (const c of LEVELS) {
       console.log(`concurrency ${c}`);
       const ms = SECONDS * 1000;

@@ -68,12 +68,27 @@ export class ProofAnchorer {
   async anchorDue(now = Date.now()): Promise<number> {
     let anchored = await this.recoverStale(now);
     for (;;) {
+      if (!(await this.due(now))) return anchored;
       const batch = await this.ds.manager.find(ProofRecordEntity, { where: { anchorId: IsNull() }, order: { sequence: "ASC" }, take: this.opts.batchSize });
       if (!batch.length) return anchored;
       if (batch.length < this.opts.batchSize && now - batch[0]!.ts.getTime() < this.opts.maxWaitMs) return anchored;
       if (!(await this.anchor(batch))) return anchored;
       anchored++;
     }
+  }
+
+  /**
+   * Whether the next batch is due (full, or its oldest record has waited maxWaitMs), decided from two keyed rows
+   * instead of loading the batch: on a busy server most polls find a batch still filling, and loading up to
+   * batchSize records with their bodies every poll blocked the event loop for milliseconds.
+   */
+  private async due(now: number): Promise<boolean> {
+    const unanchored = { where: { anchorId: IsNull() }, order: { sequence: "ASC" as const } };
+    const first = await this.ds.manager.find(ProofRecordEntity, { ...unanchored, select: { sequence: true, ts: true }, take: 1 });
+    if (!first.length) return false;
+    if (now - first[0]!.ts.getTime() >= this.opts.maxWaitMs) return true;
+    const last = await this.ds.manager.find(ProofRecordEntity, { ...unanchored, select: { sequence: true }, skip: this.opts.batchSize - 1, take: 1 });
+    return last.length > 0;
   }
 
   private async anchor(batch: ProofRecordEntity[]): Promise<boolean> {

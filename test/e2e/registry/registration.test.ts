@@ -31,7 +31,8 @@ describe("agent registry", function () {
     expect(body.starter_credit).to.include({ budget_usd: 0.75, remaining_usd: 0.75 });
     expect(body.starter_credit.note).to.match(/^svcn_/);
     const row = await srv.ds.manager.findOneByOrFail(AgentEntity, { agentId: body.agent.agent_id });
-    expect(JSON.stringify(row)).to.not.contain(body.api_key.split("_")[2]);
+    // The secret is everything after `svck_<id>_` (it may itself contain "_").
+    expect(JSON.stringify(row)).to.not.contain(/^svck_[a-z0-9]{12}_(.+)$/.exec(body.api_key)![1]);
     expect(await checkJournal(srv.ds.manager)).to.deep.equal([]);
   });
 

@@ -104,7 +104,7 @@ function pickHeaders(from: Headers | undefined, into: Record<string, string>): v
   }
 }
 
-/** Writes a REST result (the challenge fast path answers through this too, so both write the same bytes). */
+/** Writes a REST result (the challenge fast path writes the same headers in the same order: challenge-fast-path.ts). */
 export function send(res: NodeRes, result: RestResult, head: boolean): void {
   const headers: Record<string, string> = { ...result.headers };
   const text = typeof result.body === "string" ? result.body : JSON.stringify(result.body);

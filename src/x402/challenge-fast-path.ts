@@ -61,7 +61,7 @@ const NO_QUERY = new URLSearchParams();
 interface CachedChallenge {
   status: number;
   /** The response headers after x-request-id, in the normal path's order (edge, security, REST shim). */
-  headers: [string, string][];
+  headers: Record<string, string>;
   body: Buffer;
 }
 
@@ -104,16 +104,16 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
     if (!hit) {
       const ch = o.gate.firstChallenge(sku, baseUrl);
       const body = Buffer.from(JSON.stringify(challengeBody(ch.v1, "payment_required", PAYMENT_REQUIRED)));
-      // The REST shim's `send`, unrolled (same headers, same order), after the edge's security headers.
+      // The edge's security headers, then the REST shim's `send` unrolled (same headers, same order; its
+      // x-content-type-options is already among the security headers, where the normal path keeps it too).
       const headers: Record<string, string> = {
         ...DEFAULT_SECURITY_HEADERS,
         "cache-control": "no-store",
         "payment-required": encodePaymentRequired(ch.v2),
         "content-type": "application/json; charset=utf-8",
         "content-length": String(body.length),
-        "x-content-type-options": "nosniff",
       };
-      hit = { status: httpStatusFor(Code.FailedPrecondition, "payment_required"), headers: Object.entries(headers), body };
+      hit = { status: httpStatusFor(Code.FailedPrecondition, "payment_required"), headers, body };
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!);
       cache.set(key, hit);
     }
@@ -144,9 +144,13 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
       res.destroy(); // the client went away mid-body
       return;
     }
+    // Hands the request to the edge once, whichever path below gives up on it.
+    let handedOn = false;
     const fallBack = () => {
+      if (handedOn) return;
+      handedOn = true;
       setPrereadBody(req, text);
-      return next(req, res);
+      next(req, res);
     };
     try {
       const body = text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
@@ -184,9 +188,7 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
       rpcTime.observe(elapsed / 1e9);
       if (o.log.isLevelEnabled("info")) o.log.info({ rpc: RPC_NAME, requestId, ms: +(elapsed / 1e6).toFixed(2), code: Code[Code.FailedPrecondition], reason: "payment_required" }, "rpc refused");
       if (o.stats) o.stats.answered++;
-      const headers: Record<string, string> = { "x-request-id": requestId };
-      for (const [k, v] of ch.headers) headers[k] = v;
-      (res as http.ServerResponse).writeHead(ch.status, headers);
+      (res as http.ServerResponse).writeHead(ch.status, { "x-request-id": requestId, ...ch.headers });
       res.end(ch.body);
       recordHttp("POST", label, ch.status, started);
     } catch {

@@ -6,7 +6,7 @@ import mysql from "mysql2/promise";
 import { privateKeyToAccount } from "viem/accounts";
 import { generatePrivateKey } from "viem/accounts";
 import { startChild, type Child } from "./bench/children.js";
-import { expectStatus, httpClient, runClosedLoop, type RunResult, type Send, type Unit } from "./bench/load-client.js";
+import { expectStatus, httpClient, mergeRuns, runClosedLoop, type RunResult, type Send, type Unit } from "./bench/load-client.js";
 import { decodeRequired, newBuyers, signPayments } from "./bench/buyers.js";
 import { cpuMeter, watchedRoles, type Roles } from "./bench/cpu-usage.js";
 
@@ -19,14 +19,18 @@ import { cpuMeter, watchedRoles, type Roles } from "./bench/cpu-usage.js";
 //   x402-express   the same paid call through @x402/express 2.27 + the x402 reference facilitator (HTTP, loopback)
 //   marketplace    escrowed flows: post request -> bid -> accept -> complete -> release payout (one flow = 5 requests)
 // Each server runs in its own child process; this process only generates load. Figures are printed,
-// never asserted. Settings: DATABASE_URL, BENCH_LEVELS (1,8,32,128), BENCH_SECONDS (per level, 4), BENCH_WARMUP (100),
-// BENCH_PAID_SECONDS (8), BENCH_ONLY (scenario names), BENCH_PROFILE=1 (CPU profile of our server into
+// never asserted. The challenge and bare-node runs of a level alternate in BENCH_ROUNDS short rounds (A B B A ...):
+// this machine's speed drifts by tens of percent within a minute, and two back-to-back runs would charge that
+// drift to one side; the ratio is taken over the rounds added up, and the spread of the per-round ratios is shown.
+// Settings: DATABASE_URL, BENCH_LEVELS (1,8,32,128), BENCH_SECONDS (per level, 4), BENCH_ROUNDS (4), BENCH_WARMUP (100),
+// BENCH_PAID_SECONDS (8), BENCH_ONLY (scenario names), BENCH_PROFILE=1 (CPU profiles of our server and the bare one into
 // BENCH_PROFILE_DIR, default $TMPDIR/svc-bench-profiles).
 
 const DATABASE_URL = process.env.DATABASE_URL ?? "mariadb://root@127.0.0.1:3306/test";
 const LEVELS = (process.env.BENCH_LEVELS ?? "1,8,32,128").split(",").map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const PAID_SECONDS = Number(process.env.BENCH_PAID_SECONDS ?? 8);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4));
 const ONLY = process.env.BENCH_ONLY?.split(",");
 /** Paid calls per side (and 20x as many challenges) before the first level; BENCH_WARMUP=0 skips it. */
 const WARMUP_CALLS = Number(process.env.BENCH_WARMUP ?? 100);
@@ -50,6 +54,8 @@ interface Row {
   r: RunResult;
   /** CPU ms per role during the run (Linux). */
   cpu: Record<string, number>;
+  /** Per-round ratios to the paired scenario (challenge over bare-node), when it ran in rounds. */
+  roundRatios?: number[];
 }
 
 /** The role whose CPU a scenario's server spends (the reference's is its server plus its facilitator). */
@@ -81,7 +87,8 @@ async function main() {
   const profileDir = process.env.BENCH_PROFILE_DIR ?? path.join(os.tmpdir(), "svc-bench-profiles");
   try {
     console.log(`svc bench:load on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), node ${process.version}, ${dbUrl.protocol}//${dbUrl.host}/${schema}, levels ${LEVELS.join(",")}, load average ${os.loadavg()[0]!.toFixed(2)}\n`);
-    const profile = process.env.BENCH_PROFILE === "1" ? [`--cpu-prof`, `--cpu-prof-dir=${profileDir}`] : [];
+    // One folder per server (ours/, bare/), so the two can be compared; each thread writes its own profile.
+    const profile = (name: string) => (process.env.BENCH_PROFILE === "1" ? [`--cpu-prof`, `--cpu-prof-dir=${path.join(profileDir, name)}`] : []);
     const ours = await startChild<{ url: string; rpcUrl: string; payTo: string }>("./our-server.ts", {
       DATABASE_URL: dbUrl.toString(),
       PORT: "0",
@@ -90,7 +97,7 @@ async function main() {
       DEV_CHAIN_PERSIST: "false",
       DATA_DIR: dataDir,
       OPERATOR_API_KEY: OPERATOR,
-    }, profile);
+    }, profile("ours"));
     children.push(ours);
     const facilitator = await startChild<{ url: string }>("./reference-facilitator.ts", { RPC_URL: ours.info.rpcUrl, FACILITATOR_KEY: REFERENCE_FACILITATOR_KEY });
     children.push(facilitator);
@@ -101,7 +108,7 @@ async function main() {
     const ourRequired = decodeRequired(ch.headers["payment-required"]);
     // Node writes date, connection and keep-alive itself; everything else of our answer is replayed as is.
     const replayed = Object.fromEntries(Object.entries(ch.headers).filter(([k]) => !["date", "connection", "keep-alive", "content-length"].includes(k)).map(([k, v]) => [k, String(v)]));
-    const bare = await startChild<{ url: string }>("./bare-server.ts", { BARE_ANSWER: JSON.stringify({ status: ch.status, headers: replayed, body: ch.body }) });
+    const bare = await startChild<{ url: string }>("./bare-server.ts", { BARE_ANSWER: JSON.stringify({ status: ch.status, headers: replayed, body: ch.body }) }, profile("bare"));
     children.push(bare);
     const amount = BigInt(ourRequired.accepts[0]!.amount);
     const price = `$${(Number(amount) / 1e6).toFixed(6).replace(/0+$/, "").replace(/\.$/, "")}`;
@@ -140,16 +147,37 @@ async function main() {
 
     const rows: Row[] = [];
     const roles: Roles = watchedRoles({ ours: ours.proc.pid, bare: bare.proc.pid, reference: reference.proc.pid, facilitator: facilitator.proc.pid, client: process.pid });
-    const run = async (scenario: string, unitName: string, origin: string, c: number, max: number, ms: number, unit: Unit) => {
-      if (ONLY && !ONLY.includes(scenario)) return;
+    const measure = async (scenario: string, origin: string, c: number, max: number, ms: number, unit: Unit) => {
       const meter = cpuMeter(roles);
       const r = await runClosedLoop(origin, { concurrency: c, maxRequests: max, durationMs: ms }, unit);
-      const cpu = meter();
-      rows.push({ scenario, concurrency: c, unit: unitName, r, cpu });
+      return { r, cpu: meter() };
+    };
+    const record = (row: Row) => {
+      rows.push(row);
+      const { scenario, concurrency: c, unit: unitName, r, cpu } = row;
       const perUnit = (ms: number) => `${((ms * 1000) / Math.max(r.requests, 1)).toFixed(0)} µs`;
       const server = serverRoles(scenario).reduce((s, role) => s + (cpu[role] ?? 0), 0);
       const others = ["client", "anvil", "db"].filter((role) => roles[role]?.length).map((role) => `${role} ${perUnit(cpu[role]!)}`);
       console.log(`  ${scenario.padEnd(13)} c=${String(c).padEnd(4)} ${r.requests} ${unitName}s, ${r.perSecond.toFixed(0)}/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(0)} ms, errors ${r.errors}${r.firstError ? ` (${r.firstError})` : ""}; CPU per ${unitName}: server ${perUnit(server)}, ${others.join(", ")}`);
+    };
+    const run = async (scenario: string, unitName: string, origin: string, c: number, max: number, ms: number, unit: Unit) => {
+      if (ONLY && !ONLY.includes(scenario)) return;
+      record({ scenario, concurrency: c, unit: unitName, ...(await measure(scenario, origin, c, max, ms, unit)) });
+    };
+    /** Two scenarios in alternating rounds (A B, B A, ...), each recorded as the sum of its rounds. */
+    const runPaired = async (a: { scenario: string; origin: string }, b: { scenario: string; origin: string }, c: number, ms: number, unit: Unit) => {
+      const wanted = [a, b].filter((x) => !ONLY || ONLY.includes(x.scenario));
+      const runs = new Map<string, { r: RunResult; cpu: Record<string, number> }[]>(wanted.map((x) => [x.scenario, []]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const x of round % 2 === 0 ? wanted : [...wanted].reverse()) runs.get(x.scenario)!.push(await measure(x.scenario, x.origin, c, Infinity, ms / ROUNDS, unit));
+      }
+      const [ra, rb] = [runs.get(a.scenario), runs.get(b.scenario)];
+      const ratios = ra && rb ? rb.map((x, i) => x.r.perSecond / ra[i]!.r.perSecond) : undefined;
+      for (const [scenario, list] of runs) {
+        const cpu: Record<string, number> = {};
+        for (const { cpu: one } of list) for (const [role, v] of Object.entries(one)) cpu[role] = (cpu[role] ?? 0) + v;
+        record({ scenario, concurrency: c, unit: "request", r: mergeRuns(list.map((x) => x.r)), cpu, roundRatios: scenario === b.scenario ? ratios : undefined });
+      }
     };
     const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
     // Time spent per marketplace step, to show which one bounds the flow.
@@ -196,8 +224,7 @@ async function main() {
     for (const c of LEVELS) {
       console.log(`concurrency ${c}`);
       const ms = SECONDS * 1000;
-      await run("bare-node", "request", bare.info.url, c, Infinity, ms, expectStatus(402, (_i, send) => send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY)));
-      await run("challenge", "request", ours.info.url, c, Infinity, ms, expectStatus(402, (_i, send) => send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY)));
+      await runPaired({ scenario: "bare-node", origin: bare.info.url }, { scenario: "challenge", origin: ours.info.url }, c, ms, expectStatus(402, (_i, send) => send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY)));
       await run("catalog", "request", ours.info.url, c, Infinity, ms, expectStatus(200, (_i, send) => send("GET", "/v1/services")));
       const n = PAID_CAP(c);
       const ourPayments = signPayments(buyers, ourRequired, n, signedOffset);
@@ -234,7 +261,9 @@ function printTable(rows: Row[]) {
     const ours = at("paid", c), ref = at("x402-express", c), ch = at("challenge", c), bare = at("bare-node", c);
     const ratio = ours && ref ? `${(ours.perSecond / ref.perSecond).toFixed(2)}x` : "-";
     const lat = ours && ref ? `${f(ours.p99, 1)} vs ${f(ref.p50, 1)} ms (${ours.p99 < ref.p50 ? "below" : "not below"})` : "-";
-    const chr = ch && bare ? `${((ch.perSecond / bare.perSecond) * 100).toFixed(0)}%` : "-";
+    const spread = rows.find((x) => x.scenario === "challenge" && x.concurrency === c)?.roundRatios;
+    const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+    const chr = ch && bare ? `${pct(ch.perSecond / bare.perSecond)}${spread && spread.length > 1 ? ` (rounds ${pct(Math.min(...spread))}-${pct(Math.max(...spread))})` : ""}` : "-";
     console.log(`| ${c} | ${ratio} | ${lat} | ${chr} |`);
   }
   // A stall is a request left unanswered (the client gives up after BENCH_REQUEST_TIMEOUT_MS, 30 s) or a failed one.

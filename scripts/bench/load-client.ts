@@ -51,6 +51,8 @@ export interface RunResult {
   p50: number;
   p99: number;
   max: number;
+  /** Every latency in ms, sorted (rounds of one scenario are merged from these). */
+  latencies: number[];
 }
 
 export async function runClosedLoop(origin: string, opts: { concurrency: number; maxRequests: number; durationMs: number }, unit: Unit): Promise<RunResult> {
@@ -84,10 +86,20 @@ export async function runClosedLoop(origin: string, opts: { concurrency: number;
   } finally {
     client.close();
   }
-  const seconds = (performance.now() - started) / 1000;
+  return summarize(latencies, errors, firstError, (performance.now() - started) / 1000);
+}
+
+function summarize(latencies: number[], errors: number, firstError: string | undefined, seconds: number): RunResult {
   latencies.sort((a, b) => a - b);
   const q = (p: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]! : NaN);
-  return { requests: latencies.length, errors, firstError, seconds, perSecond: latencies.length / seconds, p50: q(0.5), p99: q(0.99), max: latencies.at(-1) ?? NaN };
+  return { requests: latencies.length, errors, firstError, seconds, perSecond: latencies.length / seconds, p50: q(0.5), p99: q(0.99), max: latencies.at(-1) ?? NaN, latencies };
+}
+
+/** Several runs of one scenario as one: requests, time and latencies added up. */
+export function mergeRuns(runs: RunResult[]): RunResult {
+  const errors = runs.reduce((s, r) => s + r.errors, 0);
+  const seconds = runs.reduce((s, r) => s + r.seconds, 0);
+  return summarize(runs.flatMap((r) => r.latencies), errors, runs.find((r) => r.firstError)?.firstError, seconds);
 }
 
 /** A unit that expects one status from one request. */

@@ -14,7 +14,7 @@ import { cpuMeter, watchedRoles, type Roles } from "./bench/cpu-usage.js";
 // and the dev chain (anvil), one load generator for every scenario:
 //   bare-node      a bare Node HTTP server answering our challenge's bytes, captured once (the floor for the challenge path)
 //   challenge      our 402 challenge of a paid SKU
-//   catalog        GET /v1/services
+//   catalog        GET /v1/services, accepting gzip as fetch does
 //   paid           our paid sync calls (attestation.single-use-seal), real EIP-3009 payments settled on anvil
 //   x402-express   the same paid call through @x402/express 2.27 + the x402 reference facilitator (HTTP, loopback)
 //   marketplace    escrowed flows: post request -> bid -> accept -> complete -> release payout (one flow = 5 requests)
@@ -225,7 +225,8 @@ async function main() {
       console.log(`concurrency ${c}`);
       const ms = SECONDS * 1000;
       await runPaired({ scenario: "bare-node", origin: bare.info.url }, { scenario: "challenge", origin: ours.info.url }, c, ms, expectStatus(402, (_i, send) => send("POST", `/v1/services/${SKU}`, {}, SEAL_BODY)));
-      await run("catalog", "request", ours.info.url, c, Infinity, ms, expectStatus(200, (_i, send) => send("GET", "/v1/services")));
+      // As fetch (undici) asks for it: the catalog comes gzipped (its ~190 KB of JSON Schemas, compressed once per version).
+      await run("catalog", "request", ours.info.url, c, Infinity, ms, expectStatus(200, (_i, send) => send("GET", "/v1/services", { "accept-encoding": "gzip, deflate" })));
       const n = PAID_CAP(c);
       const ourPayments = signPayments(buyers, ourRequired, n, signedOffset);
       const refPayments = signPayments(buyers, refRequired, n, signedOffset);

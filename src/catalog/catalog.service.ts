@@ -49,9 +49,20 @@ export function kitBlock(): Kit {
 }
 
 export class CatalogServiceImpl implements ServiceImpl<typeof CatalogService> {
+  private catalog: ListServicesResponse | undefined;
+
   constructor(private readonly deps: CatalogDeps) {}
 
+  /**
+   * The catalog is fixed for the life of the process (the SKUs, the network, which engines run here and their
+   * schemas are all set at start), so it is built once instead of converting every SKU's JSON Schemas to
+   * protobuf Structs on each read. Callers only read the returned message.
+   */
   listServices(): ListServicesResponse {
+    return (this.catalog ??= this.buildCatalog());
+  }
+
+  private buildCatalog(): ListServicesResponse {
     const { skus, network, isAvailable, schemas } = this.deps;
     const services = skus.map((s) => toSkuProto(s, network, isAvailable(s.skuId), schemas.get(s.skuId)));
     return create(ListServicesResponseSchema, {

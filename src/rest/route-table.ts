@@ -18,8 +18,8 @@ export interface RestContext {
 export interface RestResult {
   status: number;
   headers?: Record<string, string>;
-  /** A JSON value, or a string sent as is with the content type from `headers`. */
-  body: JsonValue | string;
+  /** A JSON value, or a string or bytes sent as they are with the content type from `headers`. */
+  body: JsonValue | string | Buffer;
 }
 
 interface RouteCommon {
@@ -43,6 +43,11 @@ export interface RpcRoute extends RouteCommon {
   request?: (ctx: RestContext) => JsonValue;
   /** Renders the response; default is the codec's JSON with `successStatus`. */
   response?: (json: JsonValue, ctx: RestContext) => RestResult;
+  /**
+   * The rendering reads only the RPC's answer, never the request: when the service answers with the same message
+   * object again (the memoized catalog), the shim sends the bytes it rendered and encoded the first time.
+   */
+  stable?: boolean;
 }
 
 export interface DocumentRoute extends RouteCommon {

@@ -62,7 +62,7 @@ export function restRoutes(docs: DocumentHandlers): RestRoute[] {
   const MK = MarketsService.method;
   return [
     // Discovery and proofs (free, no auth).
-    { kind: "rpc", method: "GET", path: "/v1/services", rpc: C.listServices, tag: "catalog", summary: "The SKU catalog", response: (j) => ({ status: 200, body: catalogToLegacy(j) }) },
+    { kind: "rpc", method: "GET", path: "/v1/services", rpc: C.listServices, tag: "catalog", summary: "The SKU catalog", response: (j) => ({ status: 200, body: catalogToLegacy(j) }), stable: true },
     { kind: "rpc", method: "GET", path: "/v1/skill.md", rpc: C.getSkillGuide, tag: "catalog", summary: "Markdown integration guide", response: markdown },
     { kind: "rpc", method: "GET", path: "/v1/health", rpc: C.getHealth, tag: "catalog", summary: "Liveness, with database readiness" },
     // Liveness for orchestrators: the process answers; no dependency is checked (a dead database must not restart every server).

@@ -49,7 +49,7 @@ async function facilitatorOnly(windowMs: number, n: number) {
     const opts = { resendAfterMs: config.settleResendAfterMs, timeoutMs: config.settleTimeoutMs, pollMs: 25, log };
     const faucet = new TransactionSender(chain.publicClient, chain.faucetAccount!, chain.chain, opts);
     const sender = new TransactionSender(chain.publicClient, chain.facilitatorAccount!, chain.chain, opts);
-    const batching = { batcher: config.settlementBatcherAddress!, windowMs, max: config.settleBatchMax };
+    const batching = { batcher: config.settlementBatcherAddress!, windowMs, max: config.settleBatchMax, eager: config.settleBatchEager };
     const facilitator = new BuiltInFacilitator(chain.network, chain.publicClient, sender, undefined, undefined, batching, log);
     const payers = Array.from({ length: 16 }, () => privateKeyToAccount(generatePrivateKey()));
     for (const p of payers) {

@@ -112,8 +112,7 @@ function pickHeaders(from: Headers | undefined, into: Record<string, string>): v
  */
 export function send(res: NodeRes, result: RestResult, req: { method?: string; headers: IncomingHttpHeaders }): void {
   let headers: Record<string, string> = { ...result.headers };
-  // Encoded once: measuring a string's UTF-8 length and then writing it encodes a large body (the catalog is ~190 KB) twice.
-  let bytes: Buffer | undefined = Buffer.isBuffer(result.body) ? result.body : Buffer.from(typeof result.body === "string" ? result.body : JSON.stringify(result.body));
+  let bytes: Buffer | undefined = encodeBody(result.body);
   let status = result.status;
   headers["content-type"] ??= "application/json; charset=utf-8";
   if (status === 200 && (req.method === "GET" || req.method === "HEAD")) ({ status, headers, body: bytes } = largeBodyAnswer(req.headers, headers, bytes));
@@ -122,6 +121,14 @@ export function send(res: NodeRes, result: RestResult, req: { method?: string; h
   res.writeHead(status, headers);
   if (req.method === "HEAD" || !bytes) res.end();
   else res.end(bytes);
+}
+
+/**
+ * A REST body as the bytes sent. Encoded once: measuring a string's UTF-8 length and then writing it encoded a large
+ * body (the catalog is ~190 KB) twice.
+ */
+function encodeBody(body: RestResult["body"]): Buffer {
+  return Buffer.isBuffer(body) ? body : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
 }
 
 /** The REST body of an error that carries an x402 challenge: the x402 v1 402 body, with our code and message. */
@@ -158,11 +165,11 @@ export function createRestShim(opts: RestShimOptions) {
       route.codec === "proto"
         ? toJson(route.rpc.output, output.message as never, { alwaysEmitImplicit: true })
         : toLegacyJson(route.rpc.output, output.message as never);
-    const rendered: RestResult = route.response ? route.response(json, ctx) : { status: route.successStatus ?? 200, body: json };
+    let rendered: RestResult = route.response ? route.response(json, ctx) : { status: route.successStatus ?? 200, body: json };
     if (route.stable) {
       // Rendered and encoded once per answer object (JSON.stringify and UTF-8 of the ~190 KB catalog took ~3 ms a read).
-      const body = Buffer.isBuffer(rendered.body) ? rendered.body : Buffer.from(typeof rendered.body === "string" ? rendered.body : JSON.stringify(rendered.body));
-      stableRenders.set(answer, { ...rendered, body });
+      rendered = { ...rendered, body: encodeBody(rendered.body) };
+      stableRenders.set(answer, rendered);
     }
     return { ...rendered, headers: { ...responseHeaders, ...rendered.headers } };
   }

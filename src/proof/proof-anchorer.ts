@@ -70,6 +70,7 @@ export class ProofAnchorer {
     for (;;) {
       if (!(await this.due(now))) return anchored;
       const batch = await this.ds.manager.find(ProofRecordEntity, { where: { anchorId: IsNull() }, order: { sequence: "ASC" }, take: this.opts.batchSize });
+      // due() decided from two rows; the batch loaded since is checked again (another server may have anchored in between).
       if (!batch.length) return anchored;
       if (batch.length < this.opts.batchSize && now - batch[0]!.ts.getTime() < this.opts.maxWaitMs) return anchored;
       if (!(await this.anchor(batch))) return anchored;

@@ -1,9 +1,10 @@
-import { createPublicClient, http, type Address, type Chain, type LocalAccount, type PublicClient } from "viem";
+import { createPublicClient, type Address, type Chain, type LocalAccount, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base, baseSepolia } from "viem/chains";
 import type { Config } from "../config.js";
 import type { Logger } from "../platform/log.js";
 import { devAccounts } from "./dev-accounts.js";
+import { batchedHttp } from "./rpc-transport.js";
 import { ensureDevContracts, startDevChain, type DevChain } from "./dev-chain.js";
 import type { NetworkInfo } from "./networks.js";
 
@@ -35,9 +36,9 @@ export function viemChain(network: NetworkInfo, rpcUrl: string): Chain {
 export function publicClientFor(chain: Chain, rpcUrl: string, dev: boolean): PublicClient {
   return createPublicClient({
     chain,
-    // Concurrent reads go out as one JSON-RPC batch, and contract reads as one Multicall3 call.
-    transport: http(rpcUrl, { batch: { wait: 2 }, retryCount: 2, timeout: 15_000 }),
-    batch: { multicall: { wait: 2 } },
+    // The requests of one event-loop turn go out as one JSON-RPC batch, and contract reads as one Multicall3 call.
+    transport: batchedHttp(rpcUrl, { retryCount: 2, timeout: 15_000 }),
+    batch: { multicall: { wait: 0 } },
     pollingInterval: dev ? 50 : 1_000,
   }) as PublicClient;
 }

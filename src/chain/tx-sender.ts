@@ -73,6 +73,7 @@ export class TransactionSender {
   private nextNonce: number | undefined;
   private readonly returned: number[] = [];
   private nonceQueue: Promise<unknown> = Promise.resolve();
+  private broadcasts: Promise<unknown> = Promise.resolve();
   private readonly waiting = new Map<Hex, Waiter[]>();
   private timer: NodeJS.Timeout | undefined;
   private feeCache: { at: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | undefined;
@@ -97,8 +98,19 @@ export class TransactionSender {
     } catch (err) {
       throw new BroadcastError(`could not read gas fees: ${(err as Error).message}`);
     }
-    const nonce = await this.firstBroadcastNonce(req, fees, onSubmitted);
+    const nonce = await this.inOrder(() => this.firstBroadcastNonce(req, fees, onSubmitted));
     return this.follow(req, nonce.nonce, fees, [nonce.hash], onSubmitted);
+  }
+
+  /**
+   * Runs this process's first broadcasts one after another, so its nonces reach the node in the order they were
+   * allocated: a node parks a nonce that arrives before its predecessor (anvil until the re-send, resendAfterMs
+   * later), which stalled concurrent sends once allocation and broadcast got fast enough to overtake each other.
+   */
+  private inOrder<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.broadcasts.then(fn);
+    this.broadcasts = run.catch(() => undefined);
+    return run;
   }
 
   /** Broadcasts with a fresh nonce; a nonce the node did not accept goes back to the pool. */

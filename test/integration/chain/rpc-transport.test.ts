@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import { BaseError, createPublicClient, RpcRequestError, type PublicClient } from "viem";
+import { BaseError, createPublicClient, HttpRequestError, RpcRequestError, TimeoutError, type PublicClient } from "viem";
 import { baseSepolia } from "viem/chains";
 import { batchedHttp } from "../../../src/chain/rpc-transport.js";
 import { devAccounts } from "../../../src/chain/dev-accounts.js";
@@ -17,21 +17,25 @@ import { createLogger } from "../../../src/platform/log.js";
 /** Forwards to `target` (or answers `override` when set) and records each request body. */
 async function recordingProxy(target: string) {
   const bodies: unknown[] = [];
-  let override: string | undefined;
+  let override: { text: string; status: number; delayMs: number } | undefined;
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
     bodies.push(JSON.parse(body));
-    const answer = override ?? (await (await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })).text());
-    res.writeHead(200, { "content-type": "application/json" }).end(answer);
+    if (override) await new Promise((r) => setTimeout(r, override!.delayMs));
+    const answer = override?.text ?? (await (await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })).text());
+    if (!res.destroyed) res.writeHead(override?.status ?? 200, { "content-type": "application/json" }).end(answer);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     bodies,
-    answerWith: (text: string | undefined) => (override = text),
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    answerWith: (text: string | undefined, status = 200, delayMs = 0) => (override = text === undefined ? undefined : { text, status, delayMs }),
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
   };
 }
 
@@ -87,5 +91,31 @@ describe("chain RPC transport: one JSON-RPC batch per event-loop turn", function
       expect(r.status).to.equal("rejected");
       expect(String((r as PromiseRejectedResult).reason.message)).to.contain("rate limited");
     }
+  });
+
+  it("fails a request the node answered with an HTTP error as HttpRequestError with its status", async () => {
+    proxy.answerWith("upstream down", 503);
+    const err = (await client.getChainId().catch((e) => e)) as BaseError;
+    const http = err.walk((e) => e instanceof HttpRequestError) as HttpRequestError | null;
+    expect(http).to.be.instanceOf(HttpRequestError);
+    expect(http!.status).to.equal(503);
+    // No JSON-RPC answer: not mistaken for the node refusing the request.
+    expect(err.walk((e) => e instanceof RpcRequestError)).to.equal(null);
+  });
+
+  it("keeps a JSON-RPC error sent with an HTTP error status as the node's refusal", async () => {
+    proxy.answerWith(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32005, message: "too many requests" } }), 429);
+    const err = (await client.getChainId().catch((e) => e)) as BaseError;
+    expect(err.walk((e) => e instanceof RpcRequestError)).to.be.instanceOf(RpcRequestError);
+    expect(err.message).to.contain("too many requests");
+  });
+
+  it("gives up on a node that does not answer within the timeout with TimeoutError", async () => {
+    const slow = createPublicClient({ transport: batchedHttp(proxy.url, { timeout: 200, retryCount: 0 }) });
+    proxy.answerWith("{}", 200, 2_000);
+    const started = Date.now();
+    const err = (await slow.getChainId().catch((e) => e)) as BaseError;
+    expect(err.walk((e) => e instanceof TimeoutError)).to.be.instanceOf(TimeoutError);
+    expect(Date.now() - started).to.be.below(1_500);
   });
 });

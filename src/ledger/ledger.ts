@@ -25,23 +25,40 @@ export interface Posting {
 
 export class LedgerError extends Error {}
 
-/** Posts one balanced entry; returns false when this event was already posted. */
-export async function postEntry(manager: EntityManager, kind: string, ref: string, postings: Posting[], opts: { fresh?: boolean } = {}): Promise<boolean> {
+function checkBalanced(kind: string, ref: string, postings: Posting[]): void {
   const sum = postings.reduce((s, p) => s + p.amount, 0n);
   if (sum !== 0n) throw new LedgerError(`unbalanced ${kind} entry for ${ref}: postings sum to ${sum}`);
+}
+
+/** Posts one balanced entry; returns false when this event was already posted. */
+export async function postEntry(manager: EntityManager, kind: string, ref: string, postings: Posting[], opts: { fresh?: boolean } = {}): Promise<boolean> {
+  checkBalanced(kind, ref, postings);
   // fresh: the caller won the guarded update that makes this event due, in the same transaction, so it
   // cannot be posted yet; the (kind, ref) unique index still refuses a second post.
   if (!opts.fresh && (await manager.findOneBy(LedgerEntryEntity, { kind, ref }))) return false;
-  const entryId = newId("le");
-  // Raw inserts: the query builder's CPU is most of these writes on the paid path.
-  await insertRows(manager.connection, LedgerEntryEntity, [{ entryId, kind, ref, createTime: new Date() }], manager);
+  await postEntries(manager, [{ kind, ref, postings }]);
+  return true;
+}
+
+/**
+ * Posts entries for events the caller has just made due in the same transaction (each won a guarded update, so
+ * none can be posted yet; the (kind, ref) unique index still refuses a second post): all entries in one INSERT,
+ * all postings in another.
+ */
+export async function postEntries(manager: EntityManager, entries: { kind: string; ref: string; postings: Posting[] }[]): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map((e) => {
+    checkBalanced(e.kind, e.ref, e.postings);
+    return { ...e, entryId: newId("le") };
+  });
+  const createTime = new Date();
+  await insertRows(manager.connection, LedgerEntryEntity, rows.map(({ entryId, kind, ref }) => ({ entryId, kind, ref, createTime })), manager);
   await insertRows(
     manager.connection,
     LedgerPostingEntity,
-    postings.filter((p) => p.amount !== 0n).map((p) => ({ entryId, account: p.account, amount: p.amount })),
+    rows.flatMap(({ entryId, postings }) => postings.filter((p) => p.amount !== 0n).map((p) => ({ entryId, account: p.account, amount: p.amount }))),
     manager,
   );
-  return true;
 }
 
 /** Balance of one account (sum of its postings). */

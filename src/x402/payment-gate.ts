@@ -20,8 +20,10 @@ import type { Logger } from "../platform/log.js";
 import type { EnforcementRecorder } from "../proof/enforcement-recorder.js";
 import { databaseError, errorReason, errors, rpcError } from "../platform/rpc/errors.js";
 import { runInTransaction } from "../platform/db/transaction.js";
-import { ACCOUNTS, postEntry } from "../ledger/ledger.js";
-import { PROOF_KIND, recordProof, type ProofKey } from "../proof/proof-recorder.js";
+import { ACCOUNTS, postEntries } from "../ledger/ledger.js";
+import { PROOF_KIND, prepareProof, type ProofKey } from "../proof/proof-recorder.js";
+import { ProofRecordEntity } from "../proof/proof-record.entity.js";
+import { insertRows } from "../platform/db/raw-insert.js";
 import { parseInput, runEngine, SkuRefusal, type SkuHandler } from "../skus/sku-handler.js";
 import type { PolicyGates } from "../policy/policy-gates.js";
 import { trustEnvelope } from "../trust/trust-envelope.js";
@@ -97,6 +99,25 @@ interface KnownPayment {
   response: CallServiceResponse;
 }
 
+/** A settling request's finalize waiting to share a transaction with the others of its event-loop turn. */
+interface GroupedFinalize {
+  paymentId: string;
+  txHash: string;
+  batchIndex: number | null;
+  known: KnownPayment;
+  resolve(r: CallServiceResponse): void;
+  reject(err: unknown): void;
+}
+
+/** A payment this transaction moved to settled, with its final response. */
+interface SettledRow {
+  paymentId: string;
+  payment: KnownPayment["payment"];
+  stored: CallServiceResponse;
+  txHash: string;
+  batchIndex: number | null;
+}
+
 /** One claimed payment on its way through verification, the engine and settlement. */
 interface PaidAttempt {
   payment: X402PaymentEntity;
@@ -122,6 +143,9 @@ export function feeSplit(amount: bigint, feeBps: number): { fee: bigint; payout:
 const IN_FLIGHT = ["verifying", "running", "settling"] as const;
 
 export class PaymentGate {
+  /** Finalizes of settling requests waiting for the end of this event-loop turn (see finalize). */
+  private finalizeGroup: GroupedFinalize[] = [];
+
   constructor(private readonly d: PaymentGateDeps) {}
 
   /** Every front (REST, Connect, MCP, A2A) gets a database outage as 503 `database_unavailable`, never an internal error. */
@@ -435,45 +459,91 @@ export class PaymentGate {
    * Marks a payment settled with its transaction, and in the same database transaction writes the
    * settlement proof (kind 30120) and the ledger entry, and releases its async job. Idempotent: the
    * guarded update comes first, so a concurrent finalize (another request, another server's
-   * reconciliation) waits on the row and then returns the stored result.
+   * reconciliation) waits on the row and then returns the stored result. The settling requests' finalizes
+   * asked for in one turn of the event loop (the items of one batch transaction) share one database
+   * transaction (a group commit); the reconciler's (`known` unset) each run alone.
    */
   async finalize(paymentId: string, txHash: string, batchIndex: number | null = null, known?: KnownPayment): Promise<CallServiceResponse> {
-    const final = await this.finalizeInTransaction(paymentId, txHash, batchIndex, known);
+    const final = known ? await this.finalizeGrouped({ paymentId, txHash, batchIndex, known }) : await this.finalizeInTransaction(paymentId, txHash, batchIndex);
     if (final.jobId) this.d.nudgeWorkers?.();
     return final;
   }
 
+  private finalizeGrouped(item: Omit<GroupedFinalize, "resolve" | "reject">): Promise<CallServiceResponse> {
+    return new Promise((resolve, reject) => {
+      if (this.finalizeGroup.push({ ...item, resolve, reject }) === 1) setImmediate(() => void this.flushFinalizeGroup());
+    });
+  }
+
+  private async flushFinalizeGroup(): Promise<void> {
+    const group = this.finalizeGroup;
+    this.finalizeGroup = [];
+    const alone = (g: GroupedFinalize) => this.finalizeInTransaction(g.paymentId, g.txHash, g.batchIndex, g.known).then(g.resolve, g.reject);
+    if (group.length === 1) return alone(group[0]!);
+    let results: (CallServiceResponse | undefined)[];
+    try {
+      results = await runInTransaction(this.d.ds, (m) => this.settleAll(m, group));
+    } catch (err) {
+      // The shared transaction failed (a deadlock, one item's write): each payment is finalized on its own, so one cannot fail the others.
+      this.d.log.warn({ err, payments: group.length }, "grouped finalize failed; finalizing each payment alone");
+      group.forEach(alone);
+      return;
+    }
+    // An item that lost its guarded update was settled by someone else: its own finalize returns the stored result.
+    group.forEach((g, i) => (results[i] ? g.resolve(results[i]!) : alone(g)));
+  }
+
   private finalizeInTransaction(paymentId: string, txHash: string, batchIndex: number | null, known?: KnownPayment): Promise<CallServiceResponse> {
-    const net = this.d.challengeContext.network;
-    // A batched settlement's record is (tx hash, index in the batch): its proof is found by `{tx_hash}:{index}`.
-    const ref = settlementRef(txHash, batchIndex);
-    const withProof = (response: CallServiceResponse, p: Pick<X402PaymentEntity, "amount" | "payer">) => {
-      const r = clone(CallServiceResponseSchema, response);
-      r.paymentProof = create(PaymentProofSchema, { txHash, network: net.caip2, amount: p.amount.toString(), payer: p.payer, proofUrl: `/v1/proofs/settlement/${ref}`, batchIndex: batchIndex ?? undefined });
-      return r;
-    };
     return runInTransaction(this.d.ds, async (m) => {
-      let payment: Pick<X402PaymentEntity, "amount" | "payer" | "skuId" | "nonce" | "jobId">;
-      let stored: CallServiceResponse;
       const settledAlready = async () => {
         const p = (await this.d.store.get(paymentId, m))!;
         if (p.state === "settled" || p.state === "refunding" || p.state === "refunded") return fromJson(CallServiceResponseSchema, JSON.parse(p.responseJson!));
         throw paymentInProgress();
       };
-      if (known) {
-        // The request that settled knows the row: one guarded write records the settlement and the final response.
-        payment = known.payment;
-        stored = withProof(known.response, payment);
-        const won = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex, responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
-        if (!won) return settledAlready();
-      } else {
-        const won = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex }, m);
-        if (!won) return settledAlready();
-        const row = (await this.d.store.get(paymentId, m))!;
-        payment = row;
-        stored = withProof(fromJson(CallServiceResponseSchema, JSON.parse(row.responseJson!)), row);
-        await this.d.store.transition(paymentId, ["settled"], "settled", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
-      }
+      if (known) return (await this.settleAll(m, [{ paymentId, txHash, batchIndex, known }]))[0] ?? settledAlready();
+      const won = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex }, m);
+      if (!won) return settledAlready();
+      const row = (await this.d.store.get(paymentId, m))!;
+      const stored = this.withProof(fromJson(CallServiceResponseSchema, JSON.parse(row.responseJson!)), row, txHash, batchIndex);
+      await this.d.store.transition(paymentId, ["settled"], "settled", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
+      await this.recordSettled(m, [{ paymentId, payment: row, stored, txHash, batchIndex }]);
+      return stored;
+    });
+  }
+
+  /**
+   * The settling requests' path: one guarded write per payment records its settlement and final response (the
+   * request knows the row). Returns each one's stored response, or undefined for one another writer settled first.
+   */
+  private async settleAll(m: EntityManager, items: Omit<GroupedFinalize, "resolve" | "reject">[]): Promise<(CallServiceResponse | undefined)[]> {
+    const won: SettledRow[] = [];
+    const results = [];
+    for (const { paymentId, txHash, batchIndex, known } of items) {
+      const stored = this.withProof(known.response, known.payment, txHash, batchIndex);
+      const ok = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex, responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
+      if (ok) won.push({ paymentId, payment: known.payment, stored, txHash, batchIndex });
+      results.push(ok ? stored : undefined);
+    }
+    await this.recordSettled(m, won);
+    return results;
+  }
+
+  /** The response with its payment proof (a batched settlement's record is (tx hash, index): its proof is found by `{tx_hash}:{index}`). */
+  private withProof(response: CallServiceResponse, p: Pick<X402PaymentEntity, "amount" | "payer">, txHash: string, batchIndex: number | null): CallServiceResponse {
+    const r = clone(CallServiceResponseSchema, response);
+    const ref = settlementRef(txHash, batchIndex);
+    r.paymentProof = create(PaymentProofSchema, { txHash, network: this.d.challengeContext.network.caip2, amount: p.amount.toString(), payer: p.payer, proofUrl: `/v1/proofs/settlement/${ref}`, batchIndex: batchIndex ?? undefined });
+    return r;
+  }
+
+  /**
+   * For payments this transaction just moved to settled (so each is written exactly once): each delivered call's
+   * lasting effects, then every settlement proof (kind 30120) and every ledger entry in one statement per table,
+   * and the paid async jobs released.
+   */
+  private async recordSettled(m: EntityManager, settled: SettledRow[]): Promise<void> {
+    const net = this.d.challengeContext.network;
+    for (const { paymentId, payment, stored } of settled) {
       // The delivered call's lasting effects land with its settlement, never without it. An effect that
       // throws is rolled back alone and queued for retry: the mined settlement is recorded regardless.
       const handler = this.d.handlers.get(payment.skuId);
@@ -481,12 +551,13 @@ export class PaymentGate {
         const deliverable = stored.deliverable;
         await commitEffectOrQueue(m, paymentId, () => handler.commit!(m, deliverable, { manager: m, payer: payment.payer, paymentId, now: new Date(), proofKey: this.d.proofKey }), this.d.log);
       }
+    }
+    const proofs = settled.map(({ paymentId, payment, txHash, batchIndex }) => {
       const family = payment.skuId.split(".")[0]!;
-      const provider = `svc:${family}`;
       const { fee, payout } = feeSplit(payment.amount, this.d.challengeContext.feeBps);
-      await recordProof(m, this.d.proofKey, {
+      return prepareProof(this.d.proofKey, {
         kind: PROOF_KIND.settledOutcome,
-        settlementRef: ref,
+        settlementRef: settlementRef(txHash, batchIndex),
         taskClass: family,
         ts: new Date(),
         body: {
@@ -496,22 +567,32 @@ export class PaymentGate {
           asset: net.usdcAddress,
           payer: payment.payer,
           amount: payment.amount.toString(),
-          provider,
+          provider: `svc:${family}`,
           svc_fee_bps: this.d.challengeContext.feeBps,
           svc_fee_amount: fee.toString(),
           provider_payout_amount: payout.toString(),
           // Batched: which item of the transaction is this payment's (svc verify checks it on-chain).
           ...(batchIndex === null ? {} : { settlement_tx: txHash, batch_index: batchIndex, authorization_nonce: payment.nonce }),
         },
-      }, undefined, { fresh: true }); // fresh: this transaction won the move to settled, which writes both exactly once
-      await postEntry(m, "sku_sale", paymentId, [
-        { account: ACCOUNTS.treasuryUsdc, amount: payment.amount },
-        { account: ACCOUNTS.feeRevenue, amount: -fee },
-        { account: ACCOUNTS.providerPayable(provider), amount: -payout },
-      ], { fresh: true });
-      if (payment.jobId) await this.releaseJob(m, payment.jobId);
-      return stored;
+      });
     });
+    await insertRows(m.connection, ProofRecordEntity, proofs, m);
+    await postEntries(
+      m,
+      settled.map(({ paymentId, payment }) => {
+        const { fee, payout } = feeSplit(payment.amount, this.d.challengeContext.feeBps);
+        return {
+          kind: "sku_sale",
+          ref: paymentId,
+          postings: [
+            { account: ACCOUNTS.treasuryUsdc, amount: payment.amount },
+            { account: ACCOUNTS.feeRevenue, amount: -fee },
+            { account: ACCOUNTS.providerPayable(`svc:${payment.skuId.split(".")[0]!}`), amount: -payout },
+          ],
+        };
+      }),
+    );
+    for (const { payment } of settled) if (payment.jobId) await this.releaseJob(m, payment.jobId);
   }
 
   /** Retries settled payments' effects that failed at settlement (the effects outbox); returns how many landed. */

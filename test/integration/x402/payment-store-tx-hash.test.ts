@@ -21,7 +21,12 @@ describe("PaymentStore.setTxHash", function () {
     await runMigrations(ds);
     store = new PaymentStore(ds);
   });
-  after(() => ds?.destroy());
+  // Its rows are bookkeeping only (a `settled` one without a sale in the ledger): removed, so a later suite's
+  // ledger check on the same database does not depend on the order files run in.
+  after(async () => {
+    await ds?.manager.delete(X402PaymentEntity, { skuId: "test.sku" });
+    await ds?.destroy();
+  });
 
   async function payment(state: "verifying" | "settling" | "settled") {
     const claim = await store.claim({ network: "eip155:84532", asset: hex(20), payer: hex(20), nonce: hex(32), skuId: "test.sku", amount: 10_000n, x402Version: 2, payloadJson: "{}", requirementsJson: "{}" });

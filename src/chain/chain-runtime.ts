@@ -1,9 +1,9 @@
 import { createPublicClient, type Address, type Chain, type LocalAccount, type PublicClient } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { base, baseSepolia } from "viem/chains";
 import type { Config } from "../config.js";
 import type { Logger } from "../platform/log.js";
 import { devAccounts } from "./dev-accounts.js";
+import { accountFromKey } from "./native-account.js";
 import { batchedHttp } from "./rpc-transport.js";
 import { ensureDevContracts, startDevChain, type DevChain } from "./dev-chain.js";
 import type { NetworkInfo } from "./networks.js";
@@ -51,8 +51,8 @@ export async function startChain(config: Config, log: Logger, attachTo?: string)
   let devChain: DevChain | undefined;
   let rpcUrl = config.chainRpcUrl;
   let treasury = config.treasuryAddress;
-  let treasuryAccount = config.treasuryPrivateKey ? privateKeyToAccount(config.treasuryPrivateKey) : undefined;
-  let facilitatorAccount = config.facilitatorPrivateKey ? privateKeyToAccount(config.facilitatorPrivateKey) : undefined;
+  let treasuryAccount = config.treasuryPrivateKey ? accountFromKey(config.treasuryPrivateKey) : undefined;
+  let facilitatorAccount = config.facilitatorPrivateKey ? accountFromKey(config.facilitatorPrivateKey) : undefined;
   let faucetAccount: LocalAccount | undefined;
   if (config.devChain) {
     const dev = devAccounts();

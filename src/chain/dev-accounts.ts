@@ -1,5 +1,6 @@
-import { mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { mnemonicToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { toHex } from "viem";
+import { accountFromKey } from "./native-account.js";
 
 // Keys of the embedded dev chain: anvil's well-known test mnemonic. They hold test money on a
 // private chain only and must never be used anywhere else.
@@ -16,7 +17,7 @@ export interface DevAccounts {
 
 function devAccount(index: number): PrivateKeyAccount {
   const key = mnemonicToAccount(DEV_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!;
-  return privateKeyToAccount(toHex(key));
+  return accountFromKey(toHex(key));
 }
 
 export function devAccounts(): DevAccounts {

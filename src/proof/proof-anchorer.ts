@@ -8,6 +8,7 @@ import { newId } from "../platform/ids.js";
 import type { Logger } from "../platform/log.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import { ProofAnchorEntity, ProofRecordEntity } from "./proof-record.entity.js";
+import { simpleMerkleRoot } from "./merkle-root.js";
 import { PROOF_KIND, recordProof, type ProofKey } from "./proof-recorder.js";
 
 // Merkle anchoring of the proof rail. Consecutive unanchored records are batched (every `batchSize`
@@ -93,13 +94,13 @@ export class ProofAnchorer {
   }
 
   private async anchor(batch: ProofRecordEntity[]): Promise<boolean> {
-    const tree = SimpleMerkleTree.of(batch.map((r) => `0x${r.recordSha256}`));
+    const root = simpleMerkleRoot(batch.map((r) => `0x${r.recordSha256}`));
     const anchor = Object.assign(new ProofAnchorEntity(), {
       anchorId: newId("anc"),
       firstSequence: batch[0]!.sequence,
       lastSequence: batch.at(-1)!.sequence,
       leafCount: batch.length,
-      root: tree.root,
+      root,
       state: "pending",
       txHash: null,
       network: this.chain.network.caip2,
@@ -126,7 +127,7 @@ export class ProofAnchorer {
     }
     let tx: Hex;
     try {
-      const receipt = await this.sender.send({ to: this.sender.address as Hex, data: tree.root as Hex, gas: ANCHOR_GAS }, (hash) => this.rememberHash(anchor.anchorId, hash));
+      const receipt = await this.sender.send({ to: this.sender.address as Hex, data: root as Hex, gas: ANCHOR_GAS }, (hash) => this.rememberHash(anchor.anchorId, hash));
       if (receipt.status !== "success") throw new Reverted(`anchor transaction ${receipt.transactionHash} reverted`);
       tx = receipt.transactionHash;
     } catch (err) {

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { clone, create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
+import { create, fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { getAddress, isAddress } from "viem";
 import type { DataSource, EntityManager } from "typeorm";
@@ -97,6 +97,8 @@ interface KnownPayment {
   payment: Pick<X402PaymentEntity, "amount" | "payer" | "skuId" | "nonce" | "jobId">;
   /** The response stored at `settling`, without its payment proof. */
   response: CallServiceResponse;
+  /** Its JSON form as stored at `settling` (converted once: the deliverable's Struct is most of the cost). */
+  responseJson: JsonObject;
 }
 
 /** A settling request's finalize waiting to share a transaction with the others of its event-loop turn. */
@@ -422,7 +424,8 @@ export class PaymentGate {
       response = create(CallServiceResponseSchema, { skuId: sku.skuId, status: CallStatus.PENDING, jobId, pollUrl: `/v1/services/result/${jobId}`, poweredBy: handler.poweredBy, charged: true });
     }
 
-    await advance(["verifying", "running"], "settling", { responseJson: JSON.stringify(toJson(CallServiceResponseSchema, response)), jobId: jobId ?? null });
+    const responseJson = toJson(CallServiceResponseSchema, response) as JsonObject;
+    await advance(["verifying", "running"], "settling", { responseJson: JSON.stringify(responseJson), jobId: jobId ?? null });
     let settled: SettleResponse;
     try {
       settled = await this.d.facilitator.settle(payload, requirements, { onSubmitted: (hash, index) => this.d.store.setTxHash(id, hash, index ?? null) });
@@ -445,7 +448,7 @@ export class PaymentGate {
     }
     let final: CallServiceResponse;
     try {
-      final = await this.finalize(id, settled.transaction, batchIndexOf(settled), { payment: { ...payment, jobId: jobId ?? null }, response });
+      final = await this.finalize(id, settled.transaction, batchIndexOf(settled), { payment: { ...payment, jobId: jobId ?? null }, response, responseJson });
     } catch (err) {
       // Settled on-chain but not recorded: the row stays `settling` with its hash; a retry or start-up records it.
       this.d.log.error({ err, paymentId: id, tx: settled.transaction }, "settled on-chain but could not record it yet");
@@ -520,7 +523,9 @@ export class PaymentGate {
     const results = [];
     for (const { paymentId, txHash, batchIndex, known } of items) {
       const stored = this.withProof(known.response, known.payment, txHash, batchIndex);
-      const ok = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex, responseJson: JSON.stringify(toJson(CallServiceResponseSchema, stored)) }, m);
+      // The stored JSON is the settling one plus the payment proof (fromJson reads it back the same in any key order).
+      const responseJson = JSON.stringify({ ...known.responseJson, paymentProof: toJson(PaymentProofSchema, stored.paymentProof!) });
+      const ok = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex, responseJson }, m);
       if (ok) won.push({ paymentId, payment: known.payment, stored, txHash, batchIndex });
       results.push(ok ? stored : undefined);
     }
@@ -530,10 +535,10 @@ export class PaymentGate {
 
   /** The response with its payment proof (a batched settlement's record is (tx hash, index): its proof is found by `{tx_hash}:{index}`). */
   private withProof(response: CallServiceResponse, p: Pick<X402PaymentEntity, "amount" | "payer">, txHash: string, batchIndex: number | null): CallServiceResponse {
-    const r = clone(CallServiceResponseSchema, response);
     const ref = settlementRef(txHash, batchIndex);
-    r.paymentProof = create(PaymentProofSchema, { txHash, network: this.d.challengeContext.network.caip2, amount: p.amount.toString(), payer: p.payer, proofUrl: `/v1/proofs/settlement/${ref}`, batchIndex: batchIndex ?? undefined });
-    return r;
+    // A shallow copy, not clone(): nothing mutates the response's fields, and deep-copying the deliverable's Struct cost more than the rest.
+    const paymentProof = create(PaymentProofSchema, { txHash, network: this.d.challengeContext.network.caip2, amount: p.amount.toString(), payer: p.payer, proofUrl: `/v1/proofs/settlement/${ref}`, batchIndex: batchIndex ?? undefined });
+    return { ...response, paymentProof };
   }
 
   /**

@@ -26,9 +26,10 @@ interface Pending {
 export interface BatchedHttpOptions {
   timeout: number;
   retryCount: number;
-  /** Most requests in one JSON-RPC batch (viem's default is 1,000). */
-  batchSize?: number;
 }
+
+/** Most requests in one JSON-RPC batch (viem's default). */
+const BATCH_SIZE = 1_000;
 
 /** Largest answer read (viem's default): a node answering more is refused, not buffered. */
 const MAX_ANSWER_BYTES = 10_485_760;
@@ -37,7 +38,6 @@ let nextId = 1;
 export function batchedHttp(url: string, opts: BatchedHttpOptions): Transport {
   return () => {
     const post = poster(url, opts.timeout);
-    const batchSize = opts.batchSize ?? 1_000;
     let queue: Pending[] = [];
     let scheduled: NodeJS.Immediate | undefined;
     const send = (batch: Pending[]) => {
@@ -63,7 +63,7 @@ export function batchedHttp(url: string, opts: BatchedHttpOptions): Transport {
       scheduled = undefined;
       const all = queue;
       queue = [];
-      for (let i = 0; i < all.length; i += batchSize) send(all.slice(i, i + batchSize));
+      for (let i = 0; i < all.length; i += BATCH_SIZE) send(all.slice(i, i + BATCH_SIZE));
     };
     return createTransport(
       {

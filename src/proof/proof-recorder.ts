@@ -90,3 +90,11 @@ export async function recordProof(manager: EntityManager, key: ProofKey, p: Proo
   record.sequence = Number(res.insertId);
   return record;
 }
+
+/**
+ * Records proofs the caller has just made due in the same transaction (each won a guarded update, so none can
+ * exist yet; the unique (kind, settlement_ref) index still refuses a duplicate), all in one INSERT.
+ */
+export async function recordFreshProofs(manager: EntityManager, key: ProofKey, inputs: ProofInput[]): Promise<void> {
+  await insertRows(manager.connection, ProofRecordEntity, inputs.map((p) => prepareProof(key, p)), manager);
+}

@@ -21,9 +21,7 @@ import type { EnforcementRecorder } from "../proof/enforcement-recorder.js";
 import { databaseError, errorReason, errors, rpcError } from "../platform/rpc/errors.js";
 import { runInTransaction } from "../platform/db/transaction.js";
 import { ACCOUNTS, postEntries } from "../ledger/ledger.js";
-import { PROOF_KIND, prepareProof, type ProofKey } from "../proof/proof-recorder.js";
-import { ProofRecordEntity } from "../proof/proof-record.entity.js";
-import { insertRows } from "../platform/db/raw-insert.js";
+import { PROOF_KIND, recordFreshProofs, type ProofKey } from "../proof/proof-recorder.js";
 import { parseInput, runEngine, SkuRefusal, type SkuHandler } from "../skus/sku-handler.js";
 import type { PolicyGates } from "../policy/policy-gates.js";
 import { trustEnvelope } from "../trust/trust-envelope.js";
@@ -557,10 +555,14 @@ export class PaymentGate {
         await commitEffectOrQueue(m, paymentId, () => handler.commit!(m, deliverable, { manager: m, payer: payment.payer, paymentId, now: new Date(), proofKey: this.d.proofKey }), this.d.log);
       }
     }
-    const proofs = settled.map(({ paymentId, payment, txHash, batchIndex }) => {
-      const family = payment.skuId.split(".")[0]!;
-      const { fee, payout } = feeSplit(payment.amount, this.d.challengeContext.feeBps);
-      return prepareProof(this.d.proofKey, {
+    const sales = settled.map((row) => {
+      const family = row.payment.skuId.split(".")[0]!;
+      return { ...row, family, provider: `svc:${family}`, ...feeSplit(row.payment.amount, this.d.challengeContext.feeBps) };
+    });
+    await recordFreshProofs(
+      m,
+      this.d.proofKey,
+      sales.map(({ paymentId, payment, txHash, batchIndex, family, provider, fee, payout }) => ({
         kind: PROOF_KIND.settledOutcome,
         settlementRef: settlementRef(txHash, batchIndex),
         taskClass: family,
@@ -572,30 +574,26 @@ export class PaymentGate {
           asset: net.usdcAddress,
           payer: payment.payer,
           amount: payment.amount.toString(),
-          provider: `svc:${family}`,
+          provider,
           svc_fee_bps: this.d.challengeContext.feeBps,
           svc_fee_amount: fee.toString(),
           provider_payout_amount: payout.toString(),
           // Batched: which item of the transaction is this payment's (svc verify checks it on-chain).
           ...(batchIndex === null ? {} : { settlement_tx: txHash, batch_index: batchIndex, authorization_nonce: payment.nonce }),
         },
-      });
-    });
-    await insertRows(m.connection, ProofRecordEntity, proofs, m);
+      })),
+    );
     await postEntries(
       m,
-      settled.map(({ paymentId, payment }) => {
-        const { fee, payout } = feeSplit(payment.amount, this.d.challengeContext.feeBps);
-        return {
-          kind: "sku_sale",
-          ref: paymentId,
-          postings: [
-            { account: ACCOUNTS.treasuryUsdc, amount: payment.amount },
-            { account: ACCOUNTS.feeRevenue, amount: -fee },
-            { account: ACCOUNTS.providerPayable(`svc:${payment.skuId.split(".")[0]!}`), amount: -payout },
-          ],
-        };
-      }),
+      sales.map(({ paymentId, payment, provider, fee, payout }) => ({
+        kind: "sku_sale",
+        ref: paymentId,
+        postings: [
+          { account: ACCOUNTS.treasuryUsdc, amount: payment.amount },
+          { account: ACCOUNTS.feeRevenue, amount: -fee },
+          { account: ACCOUNTS.providerPayable(provider), amount: -payout },
+        ],
+      })),
     );
     for (const { payment } of settled) if (payment.jobId) await this.releaseJob(m, payment.jobId);
   }

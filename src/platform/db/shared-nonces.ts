@@ -1,5 +1,5 @@
 import type { DataSource } from "typeorm";
-import { execute, sqlGreatest, sqlInsertIgnore } from "./shared-sql.js";
+import { execute, sqlGreatest, sqlInsertIgnore, statement } from "./shared-sql.js";
 
 // Nonces of one sending key on one chain (keyed by chain id and genesis hash, so a restarted dev chain
 // starts a fresh counter), handed out through the database so that every process sending
@@ -59,13 +59,8 @@ export class SharedNonceCounter {
       const rows = (await this.ds.query(`UPDATE chain_nonces SET next_nonce = ${next}, updated_ms = ? ${where} RETURNING next_nonce`, params)) as { next_nonce: number | string }[];
       return rows.length ? Number(rows[0]!.next_nonce) : undefined;
     }
-    const runner = this.ds.createQueryRunner();
-    try {
-      const res = await runner.query(`UPDATE chain_nonces SET next_nonce = LAST_INSERT_ID(${next}), updated_ms = ? ${where}`, params, true);
-      return res.affected === 1 ? Number((res.raw as { insertId: number | string }).insertId) : undefined;
-    } finally {
-      await runner.release();
-    }
+    const res = await statement(this.ds, `UPDATE chain_nonces SET next_nonce = LAST_INSERT_ID(${next}), updated_ms = ? ${where}`, params);
+    return res.affected === 1 ? Number((res.raw as { insertId: number | string }).insertId) : undefined;
   }
 
   /** Never hands out a nonce below `pending` again (the chain used nonces this counter did not know of). */

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from "typeorm";
+import type { DataSource, EntityManager, QueryResult } from "typeorm";
 
 // Small raw-SQL helpers for state shared by every process (counters, breakers, nonces): one statement
 // each, atomic on its own on SQLite and MySQL/MariaDB alike.
@@ -14,10 +14,14 @@ export const sqlInsertIgnore = (ds: DataSource) => (isSqlite(ds) ? "INSERT OR IG
 
 /** Runs one statement (`?` placeholders) and returns the rows it changed. */
 export async function execute(ds: DataSource, sql: string, params: unknown[], manager?: EntityManager): Promise<number> {
+  return (await statement(ds, sql, params, manager)).affected ?? 0;
+}
+
+/** Runs one statement (`?` placeholders) on `manager`'s connection, or a pooled one, and returns the driver's result. */
+export async function statement(ds: DataSource, sql: string, params: unknown[], manager?: EntityManager): Promise<QueryResult> {
   const runner = manager?.queryRunner ?? ds.createQueryRunner();
   try {
-    const res = await runner.query(sql, params, true);
-    return res.affected ?? 0;
+    return await runner.query(sql, params, true);
   } finally {
     if (!manager?.queryRunner) await runner.release();
   }

@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { In, LessThanOrEqual, type DataSource, type EntityManager } from "typeorm";
 import { newId } from "../platform/ids.js";
+import { anyRow, columnValue } from "../platform/db/shared-sql.js";
 import type { Logger } from "../platform/log.js";
 import { safePost, type SafeFetchPolicy } from "../platform/http/safe-fetch.js";
 import { AgentEntity } from "../registry/agent.entity.js";
@@ -89,6 +90,9 @@ export class WebhookDispatcher {
 
   private async tick(): Promise<void> {
     const now = new Date();
+    // Polled every 200 ms: one cheap look first, the entity query only when something is due.
+    const at = columnValue(this.o.ds, WebhookEventEntity, "nextAttemptTime", now);
+    if (!(await anyRow(this.o.ds, "SELECT 1 FROM webhook_events WHERE state IN ('pending', 'delivering') AND next_attempt_time <= ? LIMIT 1", [at]))) return;
     const due = await this.o.ds.manager.find(WebhookEventEntity, {
       where: { state: In(["pending", "delivering"]), nextAttemptTime: LessThanOrEqual(now) },
       order: { nextAttemptTime: "ASC" },

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager, QueryResult } from "typeorm";
+import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryResult } from "typeorm";
 
 // Small raw-SQL helpers for state shared by every process (counters, breakers, nonces): one statement
 // each, atomic on its own on SQLite and MySQL/MariaDB alike.
@@ -25,4 +25,14 @@ export async function statement(ds: DataSource, sql: string, params: unknown[], 
   } finally {
     if (!manager?.queryRunner) await runner.release();
   }
+}
+
+/** True when `sql` (a `SELECT 1 ... LIMIT 1`) finds a row: a poller's lock-free look before its claiming transaction. */
+export async function anyRow(ds: DataSource, sql: string, params: unknown[]): Promise<boolean> {
+  return ((await statement(ds, sql, params)).records?.length ?? 0) > 0;
+}
+
+/** `value` as the column of `entity.property` stores it (a Date as the dialect's datetime), for a raw statement. */
+export function columnValue<T extends ObjectLiteral>(ds: DataSource, entity: EntityTarget<T>, property: keyof T & string, value: unknown): unknown {
+  return ds.driver.preparePersistentValue(value, ds.getMetadata(entity).findColumnWithPropertyName(property)!);
 }

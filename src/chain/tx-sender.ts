@@ -69,6 +69,9 @@ function nodeRefused(err: unknown): boolean {
   return err instanceof BaseError && err.walk((e) => e instanceof RpcRequestError) !== null;
 }
 
+/** Delays of the quick receipt look-ups after a broadcast (each only if shorter than the poll interval). */
+const QUICK_LOOKS_MS = [2, 4, 8];
+
 export class TransactionSender {
   private nextNonce: number | undefined;
   private readonly returned: number[] = [];
@@ -330,10 +333,20 @@ export class TransactionSender {
       const timer = setTimeout(() => finish(undefined), Math.max(ms, 0));
       for (const h of hashes) this.waiting.set(h, [...(this.waiting.get(h) ?? []), waiter]);
       if (lookNow) {
-        this.client.getTransactionReceipt({ hash: lookNow }).then(
-          (r) => r && finish(r),
-          () => undefined, // not mined yet (or no answer): the poll keeps looking
-        );
+        // A node may answer the broadcast a moment before it has mined it (anvil does): a few quick looks
+        // catch the receipt within milliseconds instead of at the next poll.
+        const look = (i: number): void => {
+          if (done) return;
+          this.client.getTransactionReceipt({ hash: lookNow }).then(
+            (r) => r && finish(r),
+            () => {
+              // Not mined yet (or no answer): look again soon; the regular poll keeps looking too.
+              const delay = QUICK_LOOKS_MS[i];
+              if (!done && delay !== undefined && delay < this.opts.pollMs) setTimeout(() => look(i + 1), delay);
+            },
+          );
+        };
+        look(0);
       }
       this.schedule();
     });

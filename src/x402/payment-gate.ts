@@ -118,6 +118,9 @@ interface SettledRow {
   batchIndex: number | null;
 }
 
+/** A grouped finalize found a payment of its group already moved by another writer. */
+class GroupRaced extends Error {}
+
 /** One claimed payment on its way through verification, the engine and settlement. */
 interface PaidAttempt {
   payment: X402PaymentEntity;
@@ -485,8 +488,9 @@ export class PaymentGate {
     try {
       results = await runInTransaction(this.d.ds, (m) => this.settleAll(m, group));
     } catch (err) {
-      // The shared transaction failed (a deadlock, one item's write): each payment is finalized on its own, so one cannot fail the others.
-      this.d.log.warn({ err, payments: group.length }, "grouped finalize failed; finalizing each payment alone");
+      // The shared transaction failed (a deadlock, one item's write, a payment settled by another writer): each
+      // payment is finalized on its own, so one cannot fail the others.
+      if (!(err instanceof GroupRaced)) this.d.log.warn({ err, payments: group.length }, "grouped finalize failed; finalizing each payment alone");
       group.forEach(alone);
       return;
     }
@@ -517,18 +521,24 @@ export class PaymentGate {
    * request knows the row). Returns each one's stored response, or undefined for one another writer settled first.
    */
   private async settleAll(m: EntityManager, items: Omit<GroupedFinalize, "resolve" | "reject">[]): Promise<(CallServiceResponse | undefined)[]> {
-    const won: SettledRow[] = [];
-    const results = [];
-    for (const { paymentId, txHash, batchIndex, known } of items) {
+    const rows = items.map(({ paymentId, txHash, batchIndex, known }) => {
       const stored = this.withProof(known.response, known.payment, txHash, batchIndex);
       // The stored JSON is the settling one plus the payment proof (fromJson reads it back the same in any key order).
       const responseJson = JSON.stringify({ ...known.responseJson, paymentProof: toJson(PaymentProofSchema, stored.paymentProof!) });
-      const ok = await this.d.store.transition(paymentId, ["settling", "failed", "rejected"], "settled", { txHash, batchIndex, responseJson }, m);
-      if (ok) won.push({ paymentId, payment: known.payment, stored, txHash, batchIndex });
-      results.push(ok ? stored : undefined);
+      return { paymentId, payment: known.payment, stored, txHash, batchIndex, patch: { txHash, batchIndex, responseJson } };
+    });
+    const from: PaymentState[] = ["settling", "failed", "rejected"];
+    let won: typeof rows;
+    if (rows.length === 1) {
+      won = (await this.d.store.transition(rows[0]!.paymentId, from, "settled", rows[0]!.patch, m)) ? rows : [];
+    } else {
+      // A group moves in one statement. If another writer (the reconciler) settled one of them first, which
+      // one is not known here: the caller rolls back and finalizes each payment alone.
+      if ((await this.d.store.transitionMany(rows, from, "settled", m)) !== rows.length) throw new GroupRaced();
+      won = rows;
     }
     await this.recordSettled(m, won);
-    return results;
+    return rows.map((r) => (won.includes(r) ? r.stored : undefined));
   }
 
   /** The response with its payment proof (a batched settlement's record is (tx hash, index): its proof is found by `{tx_hash}:{index}`). */

@@ -38,6 +38,9 @@ type TxHashWrite = { paymentId: string; txHash: string; batchIndex: number | nul
 /** Most rows one coalesced tx-hash UPDATE names. */
 const TX_HASH_CHUNK = 200;
 
+/** The fields a state transition may write besides the state. */
+export type TransitionPatch = Partial<Pick<X402PaymentEntity, "txHash" | "batchIndex" | "responseJson" | "jobId" | "errorReason" | "refundTxHash" | "payloadJson" | "requirementsJson">>;
+
 export class PaymentStore {
   private txHashWrites: TxHashWrite[] = [];
 
@@ -79,7 +82,7 @@ export class PaymentStore {
     paymentId: string,
     from: readonly PaymentState[],
     to: PaymentState,
-    patch: Partial<Pick<X402PaymentEntity, "txHash" | "batchIndex" | "responseJson" | "jobId" | "errorReason" | "refundTxHash" | "payloadJson" | "requirementsJson">> = {},
+    patch: TransitionPatch = {},
     manager: EntityManager = this.ds.manager,
   ): Promise<boolean> {
     // Raw SQL, not the query builder: this runs twice per paid call and the builder's metadata work is
@@ -97,6 +100,27 @@ export class PaymentStore {
     params.push(paymentId, ...from);
     const sql = `UPDATE x402_payments SET ${sets.join(", ")} WHERE payment_id = ? AND state IN (${from.map(() => "?").join(", ")})`;
     return (await execute(this.ds, sql, params, manager)) === 1;
+  }
+
+  /**
+   * Moves each of `rows` from one of `from` to `to` with its own patch (every patch with the same fields) in
+   * one statement; returns how many moved. Fewer than `rows.length` means another writer got to some first:
+   * the caller's transaction must not keep a partial result without knowing which ones.
+   */
+  async transitionMany(rows: { paymentId: string; patch: TransitionPatch }[], from: readonly PaymentState[], to: PaymentState, manager: EntityManager): Promise<number> {
+    if (rows.length === 0) return 0;
+    const meta = this.ds.getMetadata(X402PaymentEntity);
+    const value = (prop: string, v: unknown) => this.ds.driver.preparePersistentValue(v, meta.findColumnWithPropertyName(prop)!);
+    const sets = ["state = ?", "update_time = ?"];
+    const params: unknown[] = [to, value("updateTime", new Date())];
+    const when = rows.map(() => "WHEN ? THEN ?").join(" ");
+    for (const prop of Object.keys(rows[0]!.patch) as (keyof TransitionPatch)[]) {
+      sets.push(`${meta.findColumnWithPropertyName(prop)!.databaseName} = CASE payment_id ${when} END`);
+      params.push(...rows.flatMap((r) => [r.paymentId, value(prop, r.patch[prop] ?? null)]));
+    }
+    params.push(...rows.map((r) => r.paymentId), ...from);
+    const sql = `UPDATE x402_payments SET ${sets.join(", ")} WHERE payment_id IN (${rows.map(() => "?").join(", ")}) AND state IN (${from.map(() => "?").join(", ")})`;
+    return execute(this.ds, sql, params, manager);
   }
 
   /**

@@ -10,6 +10,7 @@ import { ProofRecordEntity } from "../../../src/proof/proof-record.entity.js";
 import { PROOF_KIND } from "../../../src/proof/proof-recorder.js";
 import { X402PaymentEntity } from "../../../src/x402/payment.entity.js";
 import { X402PaymentEffectEntity } from "../../../src/x402/payment-effect.entity.js";
+import { PaymentGate } from "../../../src/x402/payment-gate.js";
 import { startTestServer, type TestServer } from "../../fixtures/test-server.js";
 import { b64, challengeOf, newBuyer, paidPost, signV2Payment, usdcBalance } from "../../fixtures/buyer.js";
 import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
@@ -17,7 +18,9 @@ import { expectLedgerConsistent } from "../../fixtures/ledger-checks.js";
 // The payments of one batch transaction are finalized together: the settling requests' finalizes of one
 // event-loop turn share one database transaction (their effects, proofs and ledger entries commit together).
 // When that shared transaction fails, each payment is finalized on its own: every payer is still charged once,
-// with one settlement proof, one ledger entry and its effect landed once.
+// with one settlement proof, one ledger entry and its effect landed once. The same holds when another
+// writer (the reconciler) settled one payment of the group first: the group's one UPDATE moves fewer rows
+// than it holds, and each payment is finalized on its own.
 
 const SKU = "attestation.single-use-seal";
 const BATCH = 5;
@@ -100,6 +103,33 @@ describe("grouped finalize: the payments of one settlement batch share one datab
     await payBatch("shared");
     expect(runners).to.have.length(BATCH);
     expect(new Set(runners).size, "one shared transaction").to.equal(1);
+  });
+
+  it("finalizes each payment alone when another writer settled one of the group first, still exactly once", async () => {
+    type Group = { paymentId: string; txHash: string; batchIndex: number | null }[];
+    const gateProto = PaymentGate.prototype as unknown as { flushFinalizeGroup(this: PaymentGate & { finalizeGroup: Group }): Promise<void> };
+    const flush = gateProto.flushFinalizeGroup;
+    let raced = 0;
+    // Before the group's transaction starts, its first payment is settled the reconciler's way (finalize without
+    // what the request knows: the guarded transition, its proof and ledger entry in a transaction of its own).
+    gateProto.flushFinalizeGroup = async function () {
+      const [first] = this.finalizeGroup;
+      if (this.finalizeGroup.length > 1 && raced === 0) {
+        raced++;
+        await this.finalize(first!.paymentId, first!.txHash, first!.batchIndex);
+      }
+      return flush.call(this);
+    };
+    try {
+      runners.length = 0;
+      await payBatch("raced");
+    } finally {
+      gateProto.flushFinalizeGroup = flush;
+    }
+    expect(raced).to.equal(1);
+    // The reconciler's finalize ran the first effect; the group's statement found one row gone before any effect ran.
+    expect(runners).to.have.length(BATCH);
+    expect(new Set(runners).size, "each payment in its own transaction").to.equal(BATCH);
   });
 
   it("finalizes each payment alone when the shared transaction fails, still exactly once", async () => {

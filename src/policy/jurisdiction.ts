@@ -10,10 +10,13 @@ export const JURISDICTION_HEADER = "svc-jurisdiction";
 
 export type Jurisdiction = (typeof SERVED_JURISDICTIONS)[number];
 
+function norm(v: string | undefined): string | undefined {
+  return v?.trim().toUpperCase() || undefined;
+}
+
 /** The caller's declared jurisdiction (undefined when none); throws the gate's refusal. */
 export function checkJurisdiction(header: string | undefined, field: unknown): Jurisdiction | undefined {
   const fromField = typeof field === "string" ? field : field === undefined || field === null ? undefined : String(field);
-  const norm = (v: string | undefined) => v?.trim().toUpperCase() || undefined;
   const h = norm(header);
   const f = norm(fromField);
   if (h && f && h !== f) {

@@ -91,6 +91,27 @@ function readBody(req: Req): Promise<string> {
   });
 }
 
+/**
+ * Hands a request the fast path gives up on to the edge, once, with the body it already read. A class, not a
+ * closure per request: tsx (esbuild keepNames) renames every named closure with Object.defineProperty as it is made.
+ */
+class HandOff {
+  private handedOn = false;
+  constructor(
+    private readonly req: Req,
+    private readonly res: Res,
+    private readonly text: string,
+    private readonly next: (req: any, res: any) => unknown,
+  ) {}
+
+  fallBack(): void {
+    if (this.handedOn) return;
+    this.handedOn = true;
+    setPrereadBody(this.req, this.text);
+    this.next(this.req, this.res);
+  }
+}
+
 /** Wraps the whole HTTP edge (`next`): the fast path's own answers never enter it. */
 export function withChallengeFastPath<H extends (req: any, res: any) => unknown>(next: H, o: ChallengeFastPathOptions): H {
   const cacheSize = o.cacheSize ?? 256;
@@ -144,23 +165,16 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
       res.destroy(); // the client went away mid-body
       return;
     }
-    // Hands the request to the edge once, whichever path below gives up on it.
-    let handedOn = false;
-    const fallBack = () => {
-      if (handedOn) return;
-      handedOn = true;
-      setPrereadBody(req, text);
-      next(req, res);
-    };
+    const edge = new HandOff(req, res, text, next);
     try {
       const body = text.trim() === "" ? undefined : (JSON.parse(text) as unknown);
-      if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) return void fallBack();
+      if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) return void edge.fallBack();
       const baseUrl = o.publicBaseUrl ?? `http://${req.headers.host ?? "localhost"}`;
       const ctx: RestContext = { params, query: NO_QUERY, body: body as JsonObject | undefined, headers: req.headers, baseUrl };
       // The REST shim's request mapping ({sku_id, input}). Its protobuf decoding is skipped: `input` is a
       // google.protobuf.Struct, whose JSON form is the parsed object itself, and `sku_id` a string.
       const mapped = route.request!(ctx) as { sku_id?: unknown; input?: unknown };
-      if (typeof mapped.sku_id !== "string" || typeof mapped.input !== "object" || mapped.input === null || Array.isArray(mapped.input)) return void fallBack();
+      if (typeof mapped.sku_id !== "string" || typeof mapped.input !== "object" || mapped.input === null || Array.isArray(mapped.input)) return void edge.fallBack();
       const skuId = mapped.sku_id;
       const jurisdiction = req.headers[JURISDICTION_HEADER];
       const outcome = o.gate.beforeChallenge({
@@ -171,14 +185,13 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
         jurisdiction: Array.isArray(jurisdiction) ? jurisdiction.join(", ") : jurisdiction,
       });
       // Refused or not to be challenged: the normal path answers, with this outcome instead of a second run of the checks.
-      const handOn = () => void o.gate.reusingChecks(skuId, outcome, fallBack);
       let before;
       try {
         before = await outcome;
       } catch {
-        return handOn();
+        return void o.gate.reusingChecks(skuId, outcome, () => edge.fallBack());
       }
-      if (before.kind !== "challenge") return handOn();
+      if (before.kind !== "challenge") return void o.gate.reusingChecks(skuId, outcome, () => edge.fallBack());
       const ch = cached(before.sku, baseUrl);
       const requestId = requestIdFrom(req.headers["x-request-id"]);
       // What the normal path counts and logs for this call: the payments outcome, the RPC metric, the refusal line.
@@ -193,7 +206,7 @@ export function withChallengeFastPath<H extends (req: any, res: any) => unknown>
       recordHttp("POST", label, ch.status, started);
     } catch {
       // A body the REST mapping refuses, or anything unexpected: the normal path answers.
-      if (!res.headersSent) fallBack();
+      if (!res.headersSent) edge.fallBack();
     }
   }
 

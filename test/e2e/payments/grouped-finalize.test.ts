@@ -107,7 +107,8 @@ describe("grouped finalize: the payments of one settlement batch share one datab
 
   it("finalizes each payment alone when another writer settled one of the group first, still exactly once", async () => {
     type Group = { paymentId: string; txHash: string; batchIndex: number | null }[];
-    const gateProto = PaymentGate.prototype as unknown as { flushFinalizeGroup(this: PaymentGate & { finalizeGroup: Group }): Promise<void> };
+    type Internals = { finalizeGroup: Group; finalize: PaymentGate["finalize"] };
+    const gateProto = PaymentGate.prototype as unknown as { flushFinalizeGroup(this: Internals): Promise<void> };
     const flush = gateProto.flushFinalizeGroup;
     let raced = 0;
     // Before the group's transaction starts, its first payment is settled the reconciler's way (finalize without

@@ -14,7 +14,7 @@ const config = loadConfig(process.env);
 const log = createLogger(config.logLevel);
 const ds = await openDataSource(config.database);
 await runMigrations(ds);
-const chain = await startChain(config, log);
+const chain = await startChain(config, log, config.devChainJoinUrl);
 const app = buildApp({ config, log, ds, skus: loadCatalog(config.catalogFile), version: "bench", chain });
 await app.start();
 const server = await listenOnePort(app.handler, 0, "127.0.0.1", config.http);

@@ -1,6 +1,7 @@
 import secp256k1 from "secp256k1";
-import { bytesToHex, hexToBytes, keccak256, serializeTransaction, type Hex, type PrivateKeyAccount, type SerializeTransactionFn, type TransactionSerializable } from "viem";
+import { bytesToHex, hexToBytes, serializeTransaction, type Hex, type PrivateKeyAccount, type SerializeTransactionFn, type TransactionSerializable } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { keccak256 } from "./keccak.js";
 
 // viem's local account for a private key, with transactions signed on libsecp256k1 (the native binding the
 // payment verifier already uses) instead of viem's pure-JS curve: ~0.75 ms a signature here, paid per
@@ -15,8 +16,8 @@ export function accountFromKey(privateKey: Hex): PrivateKeyAccount {
     const serializer = options?.serializer ?? (serializeTransaction as SerializeTransactionFn<T>);
     // As viem signs: an EIP-4844 transaction's signing payload leaves the sidecars out.
     const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false } : transaction;
-    const hash = keccak256(await serializer(signable));
-    const { signature, recid } = secp256k1.ecdsaSign(hexToBytes(hash), key);
+    const hash = keccak256(hexToBytes(await serializer(signable)));
+    const { signature, recid } = secp256k1.ecdsaSign(hash, key);
     return serializer(transaction, { r: bytesToHex(signature.subarray(0, 32)), s: bytesToHex(signature.subarray(32)), v: recid ? 28n : 27n, yParity: recid });
   };
   return { ...account, signTransaction } as PrivateKeyAccount;

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { keccak_256 } from "@noble/hashes/sha3";
+import { keccak256 } from "../chain/keccak.js";
 import { getAddress, type Address, type Hex } from "viem";
 
 // EIP-3009 TransferWithAuthorization digests and signer recovery on libsecp256k1 (native), with the
@@ -11,8 +11,8 @@ const secp256k1 = createRequire(import.meta.url)("secp256k1") as {
 };
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
-const DOMAIN_TYPEHASH = keccak_256(utf8("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"));
-export const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak_256(
+const DOMAIN_TYPEHASH = keccak256(utf8("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"));
+export const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
   utf8("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"),
 );
 /** Half the secp256k1 order: signatures with a larger `s` are malleable; USDC refuses them. */
@@ -67,11 +67,11 @@ function addressWord(address: string): Uint8Array {
 export function domainSeparator(d: Eip712Domain): Uint8Array {
   const buf = new Uint8Array(32 * 5);
   buf.set(DOMAIN_TYPEHASH, 0);
-  buf.set(keccak_256(utf8(d.name)), 32);
-  buf.set(keccak_256(utf8(d.version)), 64);
+  buf.set(keccak256(utf8(d.name)), 32);
+  buf.set(keccak256(utf8(d.version)), 64);
   buf.set(word(BigInt(d.chainId)), 96);
   buf.set(addressWord(d.verifyingContract), 128);
-  return keccak_256(buf);
+  return keccak256(buf);
 }
 
 /** The EIP-712 digest a payer signs for `auth` under a precomputed domain separator. */
@@ -88,8 +88,8 @@ export function authorizationDigest(separator: Uint8Array, auth: Authorization):
   msg[0] = 0x19;
   msg[1] = 0x01;
   msg.set(separator, 2);
-  msg.set(keccak_256(struct), 34);
-  return keccak_256(msg);
+  msg.set(keccak256(struct), 34);
+  return keccak256(msg);
 }
 
 /**
@@ -109,6 +109,6 @@ export function recoverSigner(digest: Uint8Array, signature: Hex): Address {
   } catch {
     throw new SignatureFormatError("signature does not recover to a public key");
   }
-  const hash = keccak_256(pub.subarray(1));
+  const hash = keccak256(pub.subarray(1));
   return getAddress(`0x${Buffer.from(hash.subarray(12)).toString("hex")}`);
 }

@@ -5,6 +5,7 @@ import type { DatabaseConfig } from "../../config.js";
 import { ENTITIES } from "./entities.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { installSqliteSingleWriter } from "./sqlite-single-writer.js";
+import { guardPoolConnectionErrors } from "./pool-connection-errors.js";
 
 // One DataSource per process. Schema changes only through migrations (`synchronize: false`
 // everywhere, tests included); both dialects run the same migration classes.
@@ -50,6 +51,7 @@ export async function openDataSource(db: DatabaseConfig, entities?: EntityList):
   }
   const ds = new DataSource(dataSourceOptions(db, entities));
   await ds.initialize();
+  if (db.kind !== "sqlite") guardPoolConnectionErrors(ds);
   return ds;
 }
 

@@ -13,6 +13,8 @@ export const MAX_ATTEMPTS = 3;
 
 /** Pending, or running under a lease that has run out (its worker died). */
 const CLAIMABLE = "(j.state = 'pending' OR (j.state = 'running' AND j.lease_until < :now))";
+/** The idle poller's lock-free look: is any job claimable (CLAIMABLE as one raw statement)? */
+const ANY_CLAIMABLE = `SELECT 1 FROM service_jobs WHERE ${CLAIMABLE.replace(/j\./g, "").replace(":now", "?")} LIMIT 1`;
 
 export class JobQueue {
   constructor(private readonly ds: DataSource, private readonly leaseMs = 60_000) {}
@@ -41,7 +43,7 @@ export class JobQueue {
   async claim(): Promise<ServiceJobEntity | undefined> {
     // An idle worker polls every 200 ms: one lock-free look instead of a claiming transaction when nothing is due.
     const now = columnValue(this.ds, ServiceJobEntity, "leaseUntil", new Date());
-    if (!(await anyRow(this.ds, "SELECT 1 FROM service_jobs WHERE state = 'pending' OR (state = 'running' AND lease_until < ?) LIMIT 1", [now]))) return undefined;
+    if (!(await anyRow(this.ds, ANY_CLAIMABLE, [now]))) return undefined;
     return this.ds.options.type === "better-sqlite3" ? this.claimGuarded() : this.claimSkipLocked();
   }
 

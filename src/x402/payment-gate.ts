@@ -527,18 +527,12 @@ export class PaymentGate {
       const responseJson = JSON.stringify({ ...known.responseJson, paymentProof: toJson(PaymentProofSchema, stored.paymentProof!) });
       return { paymentId, payment: known.payment, stored, txHash, batchIndex, patch: { txHash, batchIndex, responseJson } };
     });
-    const from: PaymentState[] = ["settling", "failed", "rejected"];
-    let won: typeof rows;
-    if (rows.length === 1) {
-      won = (await this.d.store.transition(rows[0]!.paymentId, from, "settled", rows[0]!.patch, m)) ? rows : [];
-    } else {
-      // A group moves in one statement. If another writer (the reconciler) settled one of them first, which
-      // one is not known here: the caller rolls back and finalizes each payment alone.
-      if ((await this.d.store.transitionMany(rows, from, "settled", m)) !== rows.length) throw new GroupRaced();
-      won = rows;
-    }
-    await this.recordSettled(m, won);
-    return rows.map((r) => (won.includes(r) ? r.stored : undefined));
+    // One statement moves them all. A lone payment another writer settled first has nothing to record here; in a
+    // group, which one it was is not known here: the caller rolls back and finalizes each payment alone.
+    const won = (await this.d.store.transitionMany(rows, ["settling", "failed", "rejected"], "settled", m)) === rows.length;
+    if (!won && rows.length > 1) throw new GroupRaced();
+    await this.recordSettled(m, won ? rows : []);
+    return rows.map((r) => (won ? r.stored : undefined));
   }
 
   /** The response with its payment proof (a batched settlement's record is (tx hash, index): its proof is found by `{tx_hash}:{index}`). */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { In, type DataSource, type EntityManager } from "typeorm";
 import { isUniqueViolation } from "../platform/db/errors.js";
 import { insertRows } from "../platform/db/raw-insert.js";
-import { execute } from "../platform/db/shared-sql.js";
+import { columnValue, execute } from "../platform/db/shared-sql.js";
 import { newId } from "../platform/ids.js";
 import { X402PaymentEntity, type PaymentState } from "./payment.entity.js";
 
@@ -109,14 +109,14 @@ export class PaymentStore {
    */
   async transitionMany(rows: { paymentId: string; patch: TransitionPatch }[], from: readonly PaymentState[], to: PaymentState, manager: EntityManager): Promise<number> {
     if (rows.length === 0) return 0;
+    if (rows.length === 1) return (await this.transition(rows[0]!.paymentId, from, to, rows[0]!.patch, manager)) ? 1 : 0;
     const meta = this.ds.getMetadata(X402PaymentEntity);
-    const value = (prop: string, v: unknown) => this.ds.driver.preparePersistentValue(v, meta.findColumnWithPropertyName(prop)!);
     const sets = ["state = ?", "update_time = ?"];
-    const params: unknown[] = [to, value("updateTime", new Date())];
+    const params: unknown[] = [to, columnValue(this.ds, X402PaymentEntity, "updateTime", new Date())];
     const when = rows.map(() => "WHEN ? THEN ?").join(" ");
     for (const prop of Object.keys(rows[0]!.patch) as (keyof TransitionPatch)[]) {
       sets.push(`${meta.findColumnWithPropertyName(prop)!.databaseName} = CASE payment_id ${when} END`);
-      params.push(...rows.flatMap((r) => [r.paymentId, value(prop, r.patch[prop] ?? null)]));
+      params.push(...rows.flatMap((r) => [r.paymentId, columnValue(this.ds, X402PaymentEntity, prop, r.patch[prop] ?? null)]));
     }
     params.push(...rows.map((r) => r.paymentId), ...from);
     const sql = `UPDATE x402_payments SET ${sets.join(", ")} WHERE payment_id IN (${rows.map(() => "?").join(", ")}) AND state IN (${from.map(() => "?").join(", ")})`;
@@ -148,7 +148,7 @@ export class PaymentStore {
 
   private async writeTxHashes(writes: TxHashWrite[]): Promise<void> {
     // Raw SQL (the query builder's CPU is most of this write); the driver converts the timestamp.
-    const updateTime = this.ds.driver.preparePersistentValue(new Date(), this.ds.getMetadata(X402PaymentEntity).findColumnWithPropertyName("updateTime")!);
+    const updateTime = columnValue(this.ds, X402PaymentEntity, "updateTime", new Date());
     if (writes.length === 1) {
       const [w] = writes;
       await execute(this.ds, "UPDATE x402_payments SET tx_hash = ?, batch_index = ?, update_time = ? WHERE payment_id = ? AND state = 'settling'", [w!.txHash, w!.batchIndex, updateTime, w!.paymentId]);
